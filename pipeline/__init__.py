@@ -1,0 +1,1 @@
+"""diprank: Diplomacy rating systems and the plain code behind the Dagster assets."""

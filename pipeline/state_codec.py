@@ -1,0 +1,60 @@
+"""A safe, exact JSON form for rating state checkpoints (no pickle: checkpoints are data)."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from typing import Any
+
+_TAG = "$"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Value as plain JSON types; Decimal, date and tuple are tagged so they come back exactly."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value  # json writes repr(), which round-trips a float64 exactly
+    if isinstance(value, Decimal):
+        return {_TAG: "dec", "v": str(value)}
+    if isinstance(value, dt.date):
+        return {_TAG: "date", "v": value.isoformat()}
+    if isinstance(value, tuple):
+        return {_TAG: "tuple", "v": [to_jsonable(v) for v in value]}
+    if isinstance(value, list):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {_TAG: "dict", "v": {k: to_jsonable(v) for k, v in value.items()}}
+        return {_TAG: "pairs", "v": [[to_jsonable(k), to_jsonable(v)] for k, v in value.items()]}
+    raise TypeError(f"state value of type {type(value).__name__} cannot be checkpointed")
+
+
+def from_jsonable(value: Any) -> Any:
+    """Inverse of to_jsonable."""
+    if isinstance(value, list):
+        return [from_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        tag = value.get(_TAG)
+        payload = value.get("v")
+        if tag == "dec":
+            return Decimal(payload)
+        if tag == "date":
+            return dt.date.fromisoformat(payload)
+        if tag == "tuple":
+            return tuple(from_jsonable(v) for v in payload)
+        if tag == "dict":
+            return {k: from_jsonable(v) for k, v in payload.items()}
+        if tag == "pairs":
+            return {from_jsonable(k): from_jsonable(v) for k, v in payload}
+        raise ValueError(f"unknown checkpoint tag {tag!r}")
+    return value
+
+
+def dumps(value: Any) -> bytes:
+    """Deterministic bytes of a state tree."""
+    return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def loads(data: bytes) -> Any:
+    return from_jsonable(json.loads(data))

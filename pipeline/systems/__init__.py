@@ -1,0 +1,1 @@
+"""The rating systems: plain code, no Dagster. Each module exposes one RatingSystem."""

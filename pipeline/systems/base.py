@@ -1,0 +1,138 @@
+"""The one shape every rating system has: state and one month of results in; new state, the
+month's table and its history rows out."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Protocol
+
+import pyarrow as pa
+
+from pipeline.months import Month
+
+
+@dataclass(frozen=True)
+class PlayerInfo:
+    """A registry entry (players feed)."""
+
+    name: str | None
+    country: str | None
+
+
+@dataclass(frozen=True)
+class MonthInput:
+    """One month of a system's feed, already validated and in processing order.
+
+    `results` for game systems has the columns of GAME_COLUMNS, sorted by
+    (finished_on, game_id, power); for event systems EVENT_RESULT_COLUMNS, sorted by
+    (end_date, start_date, event_id, placement, player_id). It may have no rows: the system is
+    still stepped, so time-based rules (listing windows, strike-off) apply every month.
+    """
+
+    month: Month
+    results: pa.Table
+    registry: Mapping[str, PlayerInfo] = field(default_factory=dict)
+
+
+@dataclass
+class MonthOutput:
+    """What a system returns for one month.
+
+    table: the listed players in rank order, columns `rank`, `player_id`, `rating` (float64)
+      followed by the system's own columns (exactly those of its rankings model, in order).
+      The shared writer adds system, as_of, player_name, rank_change, rating_change, peak_rating.
+    history: columns `source_id`, `source_date`, `player_id`, `rating_before`, `rating_after`
+      followed by the system's own history columns; the writer adds `system`.
+    extras: further per-month tables by name (Eagle's "awards"), written to
+      `<name>/<system>/year=YYYY/month=MM/<name>.parquet`.
+    """
+
+    state: Any
+    table: pa.Table
+    history: pa.Table
+    extras: dict[str, pa.Table] = field(default_factory=dict)
+
+
+class RatingSystem(Protocol):
+    """A monthly rating system. Implementations import no Dagster."""
+
+    name: ClassVar[str]           # "dip_pouch", "club", "eagle", "diwz"
+    title: ClassVar[str]          # human title for the UI and reports
+    feed: ClassVar[str]           # "games" or "events"
+    ties_share_rank: ClassVar[bool]  # True: 1-2-2-4 on equal ratings; False: order breaks ties
+    extras: ClassVar[tuple[str, ...]]  # names of extra outputs, e.g. ("awards",)
+    rankings_model: ClassVar[type]   # Pandera model (schemas/<system>.py) of the rankings table
+    history_model: ClassVar[type]    # Pandera model of the history table
+    extra_models: ClassVar[dict[str, type]]  # Pandera model per extra output
+
+    def initial_state(self) -> Any:
+        """State before the first month."""
+
+    def step(self, state: Any, month_input: MonthInput) -> MonthOutput:
+        """Apply one month of results; must not mutate `state` in a way the caller relies on."""
+
+    def encode_state(self, state: Any) -> Any:
+        """JSON-compatible form of the state (see pipeline.state_codec)."""
+
+    def decode_state(self, data: Any) -> Any:
+        """Inverse of encode_state."""
+
+
+# Columns handed to game-based systems (pyarrow types).
+GAME_COLUMNS = pa.schema(
+    [
+        ("game_id", pa.string()),
+        ("site", pa.string()),
+        ("variant", pa.string()),
+        ("supply_centres", pa.int64()),
+        ("finished_on", pa.date32()),
+        ("rated", pa.bool_()),
+        ("power", pa.string()),
+        ("player_id", pa.string()),
+        ("player_name", pa.string()),
+        ("original_player_id", pa.string()),
+        ("replacement_denies", pa.bool_()),
+        ("result", pa.string()),
+        ("centres", pa.int64()),
+        ("eliminated_year", pa.int64()),
+        ("responsible_player_id", pa.string()),
+    ]
+)
+
+# Columns handed to event-based systems: event_results joined with their event.
+EVENT_RESULT_COLUMNS = pa.schema(
+    [
+        ("event_id", pa.string()),
+        ("event_name", pa.string()),
+        ("start_date", pa.date32()),
+        ("end_date", pa.date32()),
+        ("rounds", pa.int64()),
+        ("num_players", pa.int64()),
+        ("is_world_championship", pa.bool_()),
+        ("player_id", pa.string()),
+        ("player_name", pa.string()),
+        ("nationality", pa.string()),
+        ("placement", pa.int64()),
+    ]
+)
+
+
+def shared_ranks(ratings_in_order: list[float]) -> list[int]:
+    """Competition ranks (1-2-2-4) for ratings already sorted best first."""
+    ranks: list[int] = []
+    for position, rating in enumerate(ratings_in_order, start=1):
+        if position > 1 and rating == ratings_in_order[position - 2]:
+            ranks.append(ranks[-1])
+        else:
+            ranks.append(position)
+    return ranks
+
+
+def empty_table(schema: pa.Schema) -> pa.Table:
+    """A table with the schema and no rows."""
+    return schema.empty_table()
+
+
+def replace(obj: Any, **changes: Any) -> Any:
+    """dataclasses.replace, re-exported for systems whose state is a dataclass."""
+    return dataclasses.replace(obj, **changes)

@@ -1,0 +1,100 @@
+"""Games as Python objects for the game-based systems, built from the validated feed rows."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    """One power's end of game, credited to its responsible player (SPEC §2)."""
+
+    power: str
+    player_id: str  # the responsible player
+    result: str  # solo | draw | survived | eliminated | anarchy
+    centres: int
+    eliminated_year: int | None
+
+
+@dataclass(frozen=True)
+class Game:
+    """A finished game with its powers in feed order (sorted by power)."""
+
+    game_id: str
+    finished_on: dt.date
+    variant: str
+    supply_centres: int
+    rated: bool
+    powers: tuple[PowerResult, ...]
+
+
+def games_from_rows(rows: pa.Table) -> list[Game]:
+    """Group game rows (GAME_COLUMNS, sorted by finished_on, game_id, power) into games, in order."""
+    games: list[Game] = []
+    if rows.num_rows == 0:
+        return games
+    cols = rows.select(
+        ["game_id", "finished_on", "variant", "supply_centres", "rated", "power",
+         "responsible_player_id", "result", "centres", "eliminated_year"]
+    ).to_pydict()
+    current_id = None
+    powers: list[PowerResult] = []
+    head = 0
+    for i, game_id in enumerate(cols["game_id"]):
+        if game_id != current_id:
+            if current_id is not None:
+                games.append(_game(cols, head, powers))
+            current_id, head, powers = game_id, i, []
+        powers.append(
+            PowerResult(
+                power=cols["power"][i],
+                player_id=cols["responsible_player_id"][i],
+                result=cols["result"][i],
+                centres=int(cols["centres"][i]),
+                eliminated_year=cols["eliminated_year"][i],
+            )
+        )
+    games.append(_game(cols, head, powers))
+    return games
+
+
+def _game(cols: dict, head: int, powers: list[PowerResult]) -> Game:
+    return Game(
+        game_id=cols["game_id"][head],
+        finished_on=cols["finished_on"][head],
+        variant=cols["variant"][head],
+        supply_centres=int(cols["supply_centres"][head]),
+        rated=bool(cols["rated"][head]),
+        powers=tuple(powers),
+    )
+
+
+def responsible_player(player_id: str, original_player_id: str | None, replacement_denies: bool) -> str:
+    """Who a power's result belongs to (SPEC §2): the original player only when the replacement denied."""
+    if replacement_denies and original_player_id:
+        return original_player_id
+    return player_id
+
+
+def rows_to_table(rows: list[dict]) -> pa.Table:
+    """Game row dicts (feed columns) as a GAME_COLUMNS table in processing order, with defaults."""
+    from pipeline.systems.base import GAME_COLUMNS
+
+    filled = []
+    for row in rows:
+        r = {
+            "site": None, "variant": "standard", "supply_centres": 34, "rated": True,
+            "player_name": None, "original_player_id": None, "replacement_denies": False,
+            "eliminated_year": None,
+        }
+        r.update(row)
+        if isinstance(r["finished_on"], str):
+            r["finished_on"] = dt.date.fromisoformat(r["finished_on"])
+        r["responsible_player_id"] = responsible_player(
+            r["player_id"], r["original_player_id"], bool(r["replacement_denies"])
+        )
+        filled.append(r)
+    filled.sort(key=lambda r: (r["finished_on"], r["game_id"], r["power"]))
+    return pa.Table.from_pylist(filled, schema=GAME_COLUMNS)
