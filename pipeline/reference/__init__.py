@@ -1,0 +1,1 @@
+"""Small, obviously-correct pure-Python references of each rating system, for tests."""
