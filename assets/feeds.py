@@ -1,0 +1,67 @@
+"""Raw feed assets: every delivery in the raw folder staged into DuckDB, typed, with corrections."""
+
+from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, MetadataValue, asset
+
+from pipeline.feeds import FEEDS, Feed
+from pipeline.ingest import build_typed, stage_feed
+from pipeline.resources import DiprankResource
+from pipeline.validate import ensure_report_tables, record_corrections, record_file_problems
+
+GROUP = "feeds"
+
+
+def raw_asset_name(feed: Feed) -> str:
+    return f"raw_{feed.name}"
+
+
+def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
+    """The staging asset of one feed folder."""
+
+    @asset(
+        name=raw_asset_name(feed),
+        group_name=GROUP,
+        kinds={"duckdb", "csv", "parquet"},
+        owners=["team:diprank"],
+        tags={"layer": "raw"},
+        description=(
+            f"Every delivery under `<raw>/{feed.name}/` (CSV, Parquet, JSON Lines) read by DuckDB in "
+            "lexicographic order, typed, with source file and line. Later deliveries of a key replace "
+            "earlier ones; unreadable files are quarantined whole."
+        ),
+    )
+    def _raw(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
+        with diprank.duckdb() as con:
+            ensure_report_tables(con)
+            report = stage_feed(con, diprank.raw_path, feed)
+            build_typed(con, feed)
+            con.execute(f"DROP TABLE IF EXISTS staged_{feed.name}")
+            record_file_problems(con, feed, report.problems)
+            replaced = record_corrections(con, feed)
+            corrections = con.execute(
+                "SELECT record_key, replaced_file, replaced_line, by_file, by_line, changed "
+                "FROM corrections WHERE feed = ? ORDER BY record_key", [feed.name]
+            ).fetchall()
+        for problem in report.problems:
+            where = f"{problem.source_file}:{problem.source_line}" if problem.source_line else problem.source_file
+            context.log.warning(f"{feed.name}: {problem.reason} in {where}: {problem.detail}")
+        for notice in report.notices:
+            context.log.info(notice)
+        for key, old_file, old_line, new_file, new_line, changed in corrections:
+            verb = "corrected" if changed else "re-delivered unchanged"
+            context.log.info(f"{feed.name} {key} {verb}: {old_file}:{old_line} replaced by {new_file}:{new_line}")
+        return MaterializeResult(
+            metadata={
+                "files": len(report.files),
+                "rows_in": report.rows_in,
+                "replaced_rows": replaced,
+                "files_rejected": len({p.source_file for p in report.problems if p.source_line is None}),
+                "problems": MetadataValue.md(
+                    "\n".join(f"- `{p.source_file}` {p.reason}: {p.detail}" for p in report.problems) or "none"
+                ),
+            }
+        )
+
+    return _raw
+
+
+raw_feed_assets = [build_raw_feed_asset(feed) for feed in FEEDS.values()]

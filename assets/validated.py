@@ -1,0 +1,90 @@
+"""Validated feed assets: each feed's Pandera model run inside DuckDB; failures to quarantine."""
+
+import os
+
+from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, MetadataValue, asset
+
+from assets.feeds import raw_asset_name
+from assets.metadata import column_schema
+from pipeline.feeds import EVENT_RESULTS, EVENTS, FEEDS, GAMES, PLAYERS, Feed
+from pipeline.resources import DiprankResource
+from pipeline.sql import quote_ident, quote_literal
+from pipeline.store import Warehouse
+from pipeline.validate import FEED_MODELS, QUARANTINE_TABLE, feed_counts, validate_feed
+
+GROUP = "validated"
+
+# Raw and validated feeds each validated asset reads (beyond its own raw feed).
+EXTRA_UPSTREAM = {
+    EVENTS.name: [raw_asset_name(EVENT_RESULTS)],
+    EVENT_RESULTS.name: [EVENTS.name],
+}
+
+
+def export_parquet(con, query: str, path) -> None:
+    """COPY a query to Parquet under a temporary name, then rename (COPY takes no parameters)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    con.execute(f"COPY ({query}) TO {quote_literal(str(tmp))} (FORMAT parquet, COMPRESSION zstd)")
+    os.replace(tmp, path)
+
+
+def export_feed(con, warehouse: Warehouse, feed: Feed) -> None:
+    """Write the valid rows and the feed's quarantine to the warehouse as Parquet."""
+    columns = ", ".join(quote_ident(c) for c in feed.column_names)
+    order = ", ".join(quote_ident(k) for k in feed.key)
+    export_parquet(con, f"SELECT {columns} FROM {feed.name} ORDER BY {order}", warehouse.validated(feed.name))
+    export_parquet(
+        con,
+        f"SELECT * FROM {QUARANTINE_TABLE} WHERE feed = {quote_literal(feed.name)} "
+        "ORDER BY source_file, source_line NULLS FIRST, reason, record_key",
+        warehouse.quarantine(feed.name),
+    )
+
+
+def build_validated_asset(feed: Feed) -> AssetsDefinition:
+    """The validated table of one feed."""
+    model = FEED_MODELS[feed.name]
+
+    @asset(
+        name=feed.name,
+        group_name=GROUP,
+        deps=[raw_asset_name(feed), *EXTRA_UPSTREAM.get(feed.name, [])],
+        kinds={"duckdb", "pandera", "parquet"},
+        owners=["team:diprank"],
+        tags={"layer": "validated"},
+        description=(model.__doc__ or "").strip()
+        + f" Rows breaking a rule go to the quarantine table and `quarantine/{feed.name}.parquet`"
+        + (" (a game is quarantined whole)." if feed is GAMES else "."),
+        metadata={"dagster/column_schema": column_schema(model)},
+    )
+    def _validated(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
+        warehouse = diprank.warehouse
+        with diprank.duckdb() as con:
+            validate_feed(con, feed)
+            files = [r[0] for r in con.execute(
+                f"SELECT DISTINCT _source_file FROM typed_{feed.name} ORDER BY 1").fetchall()]
+            counts = feed_counts(con, feed, files)
+            export_feed(con, warehouse, feed)
+        if counts.quarantined or counts.files_rejected:
+            context.log.warning(
+                f"{feed.name}: {counts.quarantined} row(s) quarantined, {counts.files_rejected} file(s) rejected: "
+                + ", ".join(f"{r} ×{n}" for r, n in counts.reasons.items())
+            )
+        return MaterializeResult(
+            metadata={
+                "rows_in": counts.rows_in,
+                "valid": counts.valid,
+                "quarantined": counts.quarantined,
+                "replaced": counts.replaced,
+                "files_rejected": counts.files_rejected,
+                "balanced": counts.balanced,
+                "dagster/row_count": counts.valid,
+                "quarantine_reasons": MetadataValue.json(counts.reasons),
+            }
+        )
+
+    return _validated
+
+
+validated_feed_assets = [build_validated_asset(feed) for feed in FEEDS.values()]

@@ -1,0 +1,103 @@
+"""The four input feeds of SPEC §2: their columns, types, defaults and keys."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FeedColumn:
+    """One column of a feed as delivered."""
+
+    name: str
+    sql_type: str  # VARCHAR, BIGINT, DATE, BOOLEAN
+    required: bool = False  # the file must have the column (a file without it is rejected whole)
+    default: str | None = None  # SQL literal used when the value is missing
+
+
+@dataclass(frozen=True)
+class Feed:
+    """A feed folder under the raw directory."""
+
+    name: str
+    columns: tuple[FeedColumn, ...]
+    key: tuple[str, ...]
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def required_columns(self) -> list[str]:
+        return [c.name for c in self.columns if c.required]
+
+
+GAMES = Feed(
+    "games",
+    (
+        FeedColumn("game_id", "VARCHAR", required=True),
+        FeedColumn("site", "VARCHAR"),
+        FeedColumn("variant", "VARCHAR", default="'standard'"),
+        FeedColumn("supply_centres", "BIGINT", default="34"),
+        FeedColumn("finished_on", "DATE", required=True),
+        FeedColumn("rated", "BOOLEAN", default="true"),
+        FeedColumn("power", "VARCHAR", required=True),
+        FeedColumn("player_id", "VARCHAR", required=True),
+        FeedColumn("player_name", "VARCHAR"),
+        FeedColumn("original_player_id", "VARCHAR"),
+        FeedColumn("replacement_denies", "BOOLEAN", default="false"),
+        FeedColumn("result", "VARCHAR", required=True),
+        FeedColumn("centres", "BIGINT", required=True),
+        FeedColumn("eliminated_year", "BIGINT"),
+    ),
+    key=("game_id", "power"),
+)
+
+EVENTS = Feed(
+    "events",
+    (
+        FeedColumn("event_id", "VARCHAR", required=True),
+        FeedColumn("name", "VARCHAR"),
+        FeedColumn("start_date", "DATE", required=True),
+        FeedColumn("end_date", "DATE", required=True),
+        FeedColumn("location", "VARCHAR"),
+        FeedColumn("country", "VARCHAR"),
+        FeedColumn("rounds", "BIGINT", required=True),
+        FeedColumn("num_players", "BIGINT", required=True),
+        FeedColumn("is_world_championship", "BOOLEAN", default="false"),
+    ),
+    key=("event_id",),
+)
+
+EVENT_RESULTS = Feed(
+    "event_results",
+    (
+        FeedColumn("event_id", "VARCHAR", required=True),
+        FeedColumn("player_id", "VARCHAR", required=True),
+        FeedColumn("player_name", "VARCHAR"),
+        FeedColumn("nationality", "VARCHAR"),
+        FeedColumn("placement", "BIGINT", required=True),
+    ),
+    key=("event_id", "player_id"),
+)
+
+PLAYERS = Feed(
+    "players",
+    (
+        FeedColumn("player_id", "VARCHAR", required=True),
+        FeedColumn("name", "VARCHAR"),
+        FeedColumn("country", "VARCHAR"),
+    ),
+    key=("player_id",),
+)
+
+FEEDS: dict[str, Feed] = {f.name: f for f in (GAMES, EVENTS, EVENT_RESULTS, PLAYERS)}
+
+# Lineage columns every staged row carries.
+SOURCE_FILE = "_source_file"
+SOURCE_LINE = "_source_line"
+ROW_ID = "_row_id"
+
+FILE_EXTENSIONS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+# Longest accepted text value; longer ones are quarantined (guards against runaway fields).
+MAX_TEXT_LENGTH = 1000

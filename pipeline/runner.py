@@ -1,0 +1,110 @@
+"""Step a rating system over a range of months, carrying state in memory, and write each month."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pyarrow as pa
+
+from pipeline.inputs import feed_bounds, read_registry, read_results, split_by_month
+from pipeline.months import Month, month_range
+from pipeline.snapshots import Carry, PendingMonth, finalize_history, finalize_rankings, note_names, write_months
+from pipeline.store import Warehouse
+from pipeline.systems.base import MonthInput, RatingSystem
+
+# Rows buffered before a batch is validated and written (bounds memory on long backfills).
+FLUSH_ROWS = 2_000_000
+
+
+class NothingToRate(Exception):
+    """The system's feed has no valid data at all."""
+
+
+@dataclass
+class RunResult:
+    """What one run of a system did."""
+
+    system: str
+    months: list[Month] = field(default_factory=list)
+    replayed_from: Month | None = None
+    history_rows: int = 0
+    last_table: pa.Table | None = None
+    seconds: float = 0.0
+
+
+def _checkpoint_payload(system: RatingSystem, state, carry: Carry, config_key: str) -> dict:
+    return {"config": config_key, "state": system.encode_state(state), "carry": carry.encode()}
+
+
+def resume_point(warehouse: Warehouse, system: RatingSystem, first: Month, data_first: Month,
+                 config_key: str) -> tuple[Month, object, Carry]:
+    """Where to start for a run that must cover `first`: the latest usable checkpoint before it,
+    else the system's first month with data from the initial state."""
+    usable = [m for m in warehouse.checkpoint_months(system.name) if m < first and m >= data_first.previous()]
+    for month in reversed(usable):
+        payload = warehouse.load_checkpoint(system.name, month)
+        if payload.get("config") == config_key:
+            return month.next(), system.decode_state(payload["state"]), Carry.decode(payload["carry"])
+    return data_first, system.initial_state(), Carry()
+
+
+def run_system(
+    system: RatingSystem,
+    warehouse: Warehouse,
+    first: Month | None,
+    last: Month | None,
+    *,
+    config_key: str = "",
+    progress: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Compute and write every month from `first` to `last` (defaults: the data's first and last month)."""
+    started = time.perf_counter()
+    bounds = feed_bounds(warehouse)
+    own = bounds[system.feed]
+    if own is None:
+        raise NothingToRate(f"{system.name}: no valid {system.feed} to rate")
+    data_first = own[0]
+    ends = [b[1] for b in bounds.values() if b is not None]
+    last = last or max(ends)
+    first = max(first or data_first, data_first)
+    result = RunResult(system.name)
+    if first > last:
+        result.seconds = time.perf_counter() - started
+        return result
+    start, state, carry = resume_point(warehouse, system, first, data_first, config_key)
+    if start < first:
+        result.replayed_from = start
+    months = month_range(start, last)
+    registry = read_registry(warehouse)
+    rows = read_results(warehouse, system.feed, start, last)
+    by_month = split_by_month(rows, system.feed, months)
+    pending: list[PendingMonth] = []
+    checkpoints: list[tuple[Month, dict]] = []
+    buffered = 0
+    for index, month in enumerate(months):
+        results = by_month[month]
+        out = system.step(state, MonthInput(month, results, registry))
+        state = out.state
+        note_names(carry, results)
+        rankings = finalize_rankings(system, month, out, carry, registry)
+        history = finalize_history(system, out)
+        pending.append(PendingMonth(month, rankings, history, dict(out.extras)))
+        buffered += rankings.num_rows + history.num_rows
+        result.history_rows += history.num_rows
+        is_last = index == len(months) - 1
+        if month.month == 12 or is_last:
+            checkpoints.append((month, _checkpoint_payload(system, state, carry, config_key)))
+        if buffered >= FLUSH_ROWS or is_last:
+            write_months(warehouse, system, pending)
+            # A checkpoint is saved only once the files it stands for are on disk.
+            for cp_month, payload in checkpoints:
+                warehouse.save_checkpoint(system.name, cp_month, payload)
+            if progress:
+                progress(f"{system.name}: wrote {pending[0].month}..{pending[-1].month} "
+                         f"({index + 1}/{len(months)} months)")
+            pending, checkpoints, buffered = [], [], 0
+        result.months.append(month)
+        result.last_table = rankings
+    result.seconds = time.perf_counter() - started
+    return result

@@ -1,0 +1,173 @@
+"""The games feed (SPEC §2): one row per power per finished game; a game is valid only as a whole."""
+from __future__ import annotations
+
+import datetime
+
+import ibis
+import pandera.ibis as pa
+from pandera.ibis import Field
+
+from schemas.feed_common import (
+    BAD_TYPE, DATE_BEFORE_1954, DATE_IN_FUTURE, DUPLICATE_KEY, MISSING_VALUE, TEXT_TOO_LONG,
+    DeliveredRow, all_present, rowwise, date_not_ancient, date_not_future,
+)
+
+RESULTS = ("solo", "draw", "survived", "eliminated", "anarchy")
+FIRST_GAME_YEAR, LAST_GAME_YEAR = 1, 9999  # any calendar a variant may use; beyond is a typo
+
+UNKNOWN_RESULT = "unknown_result"
+CENTRES_OUT_OF_RANGE = "centres_out_of_range"
+BAD_SUPPLY_CENTRES = "bad_supply_centres"
+ELIMINATED_WITH_CENTRES = "eliminated_with_centres"
+ELIMINATED_WITHOUT_YEAR = "eliminated_without_year"
+YEAR_WITHOUT_ELIMINATION = "year_without_elimination"
+YEAR_OUT_OF_RANGE = "eliminated_year_out_of_range"
+ACTIVE_WITHOUT_CENTRES = "active_power_without_centres"
+DENY_WITHOUT_ORIGINAL = "deny_without_original_player"
+TOO_FEW_POWERS = "too_few_powers"
+GAME_FIELDS_DIFFER = "game_fields_differ"
+NO_SINGLE_WINNER = "not_one_solo_or_a_draw"
+CENTRES_OVER_TOTAL = "centres_over_total"
+PLAYER_ON_TWO_POWERS = "player_on_two_powers"
+GAME_REJECTED = "game_has_invalid_row"
+
+REQUIRED = ["game_id", "finished_on", "power", "player_id", "result", "centres"]
+
+
+def _game(table):
+    return ibis.window(group_by=table.game_id)
+
+
+def _count_in_game(table, predicate):
+    return predicate.cast("int64").sum().over(_game(table))
+
+
+class GamesFeed(DeliveredRow):
+    """Validated games: every row rule and every whole-game rule of SPEC §2."""
+
+    game_id: str = Field(nullable=True, description="Game identifier; with power the key.")
+    site: str = Field(nullable=True, description="Site the game was played on.")
+    variant: str = Field(nullable=True, description="Map variant (default standard); same for every row of a game.")
+    supply_centres: int = Field(nullable=True, description="Supply centres on the map (default 34).")
+    finished_on: datetime.date = Field(nullable=True, description="Date the game finished.")
+    rated: bool = Field(nullable=True, description="False excludes the game from DiWZ.")
+    power: str = Field(nullable=True, description="Power, unique within the game.")
+    player_id: str = Field(nullable=True, description="Who held the power at the end.")
+    player_name: str = Field(nullable=True, description="Name of player_id.")
+    original_player_id: str = Field(nullable=True, description="Who started the power, when a replacement took over.")
+    replacement_denies: bool = Field(nullable=True, description="The replacement declined responsibility.")
+    result: str = Field(nullable=True, description="solo, draw, survived, eliminated or anarchy.")
+    centres: int = Field(nullable=True, description="Centres held at the end.")
+    eliminated_year: int = Field(nullable=True, description="Game year the power lost its last centre.")
+
+    @pa.dataframe_check(name=BAD_TYPE)
+    def values_convert(cls, data):
+        return rowwise(data.table._cast_errors.isnull())
+
+    @pa.dataframe_check(name=TEXT_TOO_LONG)
+    def text_fits(cls, data):
+        return rowwise(~data.table._too_long)
+
+    @pa.dataframe_check(name=MISSING_VALUE)
+    def required_present(cls, data):
+        return rowwise(all_present(data.table, REQUIRED))
+
+    @pa.dataframe_check(name=DUPLICATE_KEY)
+    def key_once_per_file(cls, data):
+        return rowwise(~data.table._duplicate_in_file)
+
+    @pa.dataframe_check(name=UNKNOWN_RESULT)
+    def result_known(cls, data):
+        return rowwise(data.table.result.isnull() | data.table.result.isin(RESULTS))
+
+    @pa.dataframe_check(name=BAD_SUPPLY_CENTRES)
+    def supply_centres_positive(cls, data):
+        return rowwise(data.table.supply_centres.isnull() | (data.table.supply_centres >= 1))
+
+    @pa.dataframe_check(name=CENTRES_OUT_OF_RANGE)
+    def centres_in_range(cls, data):
+        t = data.table
+        return rowwise(t.centres.isnull() | ((t.centres >= 0) & (t.centres <= t.supply_centres.fill_null(34))))
+
+    @pa.dataframe_check(name=DATE_IN_FUTURE)
+    def finished_not_future(cls, data):
+        return rowwise(date_not_future(data.table.finished_on))
+
+    @pa.dataframe_check(name=DATE_BEFORE_1954)
+    def finished_not_ancient(cls, data):
+        return rowwise(date_not_ancient(data.table.finished_on))
+
+    @pa.dataframe_check(name=ELIMINATED_WITH_CENTRES)
+    def eliminated_hold_nothing(cls, data):
+        t = data.table
+        return rowwise((t.result != "eliminated").fill_null(True) | (t.centres == 0).fill_null(True))
+
+    @pa.dataframe_check(name=ACTIVE_WITHOUT_CENTRES)
+    def active_hold_something(cls, data):
+        t = data.table
+        active = t.result.isin(("solo", "draw", "survived")).fill_null(False)
+        return rowwise(~active | (t.centres >= 1).fill_null(True))
+
+    @pa.dataframe_check(name=ELIMINATED_WITHOUT_YEAR)
+    def eliminated_have_year(cls, data):
+        t = data.table
+        return rowwise((t.result != "eliminated").fill_null(True) | t.eliminated_year.notnull())
+
+    @pa.dataframe_check(name=YEAR_WITHOUT_ELIMINATION)
+    def year_only_when_eliminated(cls, data):
+        t = data.table
+        return rowwise((t.result == "eliminated").fill_null(False) | t.eliminated_year.isnull())
+
+    @pa.dataframe_check(name=YEAR_OUT_OF_RANGE)
+    def year_in_range(cls, data):
+        y = data.table.eliminated_year
+        return rowwise(y.isnull() | ((y >= FIRST_GAME_YEAR) & (y <= LAST_GAME_YEAR)))
+
+    @pa.dataframe_check(name=DENY_WITHOUT_ORIGINAL)
+    def deny_names_original(cls, data):
+        t = data.table
+        return rowwise(~t.replacement_denies.fill_null(False) | t.original_player_id.notnull())
+
+    @pa.dataframe_check(name=TOO_FEW_POWERS)
+    def at_least_two_powers(cls, data):
+        t = data.table
+        return rowwise(t.game_id.isnull() | (t.game_id.count().over(_game(t)) >= 2))
+
+    @pa.dataframe_check(name=GAME_FIELDS_DIFFER)
+    def game_fields_agree(cls, data):
+        t = data.table
+        w = _game(t)
+        same = ibis.literal(True)
+        for column in (t.variant, t.supply_centres, t.finished_on, t.rated):
+            same = same & (column.min().over(w) == column.max().over(w)).fill_null(True)
+        return rowwise(t.game_id.isnull() | same)
+
+    @pa.dataframe_check(name=NO_SINGLE_WINNER)
+    def one_solo_or_a_draw(cls, data):
+        t = data.table
+        solos = _count_in_game(t, (t.result == "solo").fill_null(False))
+        draws = _count_in_game(t, (t.result == "draw").fill_null(False))
+        return rowwise(t.game_id.isnull() | (((solos == 1) & (draws == 0)) | ((solos == 0) & (draws >= 2))))
+
+    @pa.dataframe_check(name=CENTRES_OVER_TOTAL)
+    def centres_fit_map(cls, data):
+        t = data.table
+        total = t.centres.fill_null(0).sum().over(_game(t))
+        return rowwise(t.game_id.isnull() | (total <= t.supply_centres.fill_null(34)))
+
+    @pa.dataframe_check(name=PLAYER_ON_TWO_POWERS)
+    def player_holds_one_power(cls, data):
+        t = data.table
+        w = _game(t)
+        holders = t.player_id.collect().over(w)
+        originals = t.original_player_id.collect().over(w)
+        held_twice = t.player_id.count().over(ibis.window(group_by=[t.game_id, t.player_id])) > 1
+        original_twice = t.original_player_id.count().over(
+            ibis.window(group_by=[t.game_id, t.original_player_id])) > 1
+        original_holds = holders.contains(t.original_player_id).fill_null(False)
+        holder_started = originals.contains(t.player_id).fill_null(False) & (
+            t.original_player_id.isnull() | (t.original_player_id != t.player_id))
+        same_person = (t.original_player_id == t.player_id).fill_null(False)
+        conflict = (held_twice.fill_null(False) | original_twice.fill_null(False)
+                    | original_holds | holder_started | same_person)
+        return rowwise(t.game_id.isnull() | ~conflict)

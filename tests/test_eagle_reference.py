@@ -1,0 +1,159 @@
+"""EaglePoints against the slow reference on generated games, checkpoint round trips, and OrderedKeys."""
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections import defaultdict
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline import state_codec
+from pipeline.months import Month, month_range
+from pipeline.reference.eagle import as_rows, eagle_reference
+from pipeline.generate import synthetic_games
+from pipeline.systems.base import GAME_COLUMNS, MonthInput, MonthOutput
+from pipeline.systems.eagle import EaglePoints
+from pipeline.systems.eagle_table import LOAD, OrderedKeys
+from pipeline.systems.games import games_from_rows, rows_to_table
+
+TABLE_COLUMNS = ["rank", "player_id", "rating", "points", "games", "last_game_date", "points_to_defend", "new_eagles"]
+HISTORY_COLUMNS = ["source_id", "source_date", "player_id", "rating_before", "rating_after",
+                   "contribution", "game_value", "points"]
+AWARD_COLUMNS = ["award", "year", "month", "player_id", "value", "game_id"]
+
+
+def monthly_inputs(rows: list[dict]) -> list[MonthInput]:
+    """One MonthInput per month from the first game's month to the last's, empty months included."""
+    grouped: dict[Month, list[dict]] = defaultdict(list)
+    for row in rows:
+        grouped[Month.of(row["finished_on"])].append(row)
+    return [
+        MonthInput(month, rows_to_table(grouped[month]) if grouped.get(month) else GAME_COLUMNS.empty_table())
+        for month in month_range(min(grouped), max(grouped))
+    ]
+
+
+def run_fast(system: EaglePoints, inputs: list[MonthInput], state=None) -> list[MonthOutput]:
+    """Step the system over the inputs (from its initial state unless one is given)."""
+    state = system.initial_state() if state is None else state
+    outputs = []
+    for month_input in inputs:
+        out = system.step(state, month_input)
+        state = out.state
+        outputs.append(out)
+    return outputs
+
+
+def assert_matches_reference(rows: list[dict], variants: tuple[str, ...], positions: str) -> list[MonthOutput]:
+    """Fast path and reference give equal tables, history and awards every month."""
+    inputs = monthly_inputs(rows)
+    fast = run_fast(EaglePoints(variants=variants, positions=positions), inputs)
+    games = games_from_rows(rows_to_table(rows))
+    slow = eagle_reference(games, [i.month for i in inputs], variants=variants, positions=positions)
+    for out, ref in zip(fast, slow, strict=True):
+        assert out.table.to_pylist() == as_rows(ref.table, TABLE_COLUMNS), ref.month
+        assert out.history.to_pylist() == as_rows(ref.history, HISTORY_COLUMNS), ref.month
+        assert out.extras["awards"].to_pylist() == as_rows(ref.awards, AWARD_COLUMNS), ref.month
+    return fast
+
+
+def generated_rows(seed: int, n_games: int, n_players: int, first: dt.date, last: dt.date, prefix: str = "g") -> list[dict]:
+    """synthetic_games rows with game ids prefixed (so batches can be combined)."""
+    rows = list(synthetic_games(seed, n_games, n_players, first, last))
+    for row in rows:
+        row["game_id"] = prefix + row["game_id"]
+    return rows
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n_players=st.integers(8, 40),
+    n_games=st.integers(1, 60),
+    years=st.integers(1, 9),
+    positions=st.sampled_from(["published", "live"]),
+    with_youngstown=st.booleans(),
+)
+def test_fast_path_matches_reference(seed, n_players, n_games, years, positions, with_youngstown):
+    rows = generated_rows(seed, n_games, n_players, dt.date(2001, 1, 1), dt.date(2001 + years, 12, 31))
+    variants = ("standard", "youngstown") if with_youngstown else ("standard",)
+    assert_matches_reference(rows, variants, positions)
+
+
+def gap_rows() -> list[dict]:
+    """Two bursts of games among the same players 8 years apart, so listing ends and restarts happen."""
+    return (generated_rows(11, 40, 25, dt.date(2000, 1, 1), dt.date(2000, 12, 31), "a")
+            + generated_rows(12, 25, 25, dt.date(2003, 1, 1), dt.date(2003, 3, 31), "b")
+            + generated_rows(13, 40, 25, dt.date(2008, 6, 1), dt.date(2009, 6, 30), "c"))
+
+
+def test_listing_ends_and_restarts_match_reference_in_both_modes():
+    for positions in ("published", "live"):
+        outputs = assert_matches_reference(gap_rows(), ("standard",), positions)
+        restarted = [row for out in outputs for row in out.history.to_pylist()
+                     if row["source_id"].startswith("c") and row["rating_before"] is None]
+        assert restarted, "the 8-year gap must restart some players"
+        assert any(out.table.num_rows == 0 for out in outputs), "everyone must drop off the list at some point"
+
+
+def test_a_table_longer_than_602_positions_matches_reference():
+    rows = generated_rows(5, 260, 900, dt.date(2010, 1, 1), dt.date(2010, 4, 30))
+    for positions in ("published", "live"):
+        outputs = assert_matches_reference(rows, ("standard",), positions)
+        assert max(out.table.num_rows for out in outputs) > 602
+        # Some game must have had a player at a scoring position and one below it.
+        contributions = {row["contribution"] for out in outputs[1:] for row in out.history.to_pylist()}
+        assert {0.50, 2.00} <= contributions
+
+
+def test_checkpoint_round_trip_gives_identical_later_months():
+    inputs = monthly_inputs(gap_rows())
+    for positions in ("published", "live"):
+        system = EaglePoints(positions=positions)
+        straight = run_fast(system, inputs)
+        for cut in (5, 30, len(inputs) - 8):  # mid-year (year tally in flight), during the gap, near the end
+            data = state_codec.loads(state_codec.dumps(system.encode_state(straight[cut].state)))
+            restored = system.decode_state(data)
+            assert state_codec.dumps(system.encode_state(restored)) == state_codec.dumps(
+                system.encode_state(straight[cut].state))
+            resumed = run_fast(system, inputs[cut + 1:], restored)
+            for a, b in zip(straight[cut + 1:], resumed, strict=True):
+                assert a.table.equals(b.table) and a.history.equals(b.history)
+                assert a.extras["awards"].equals(b.extras["awards"])
+
+
+def test_initial_state_round_trips():
+    system = EaglePoints()
+    data = state_codec.loads(state_codec.dumps(system.encode_state(system.initial_state())))
+    inputs = monthly_inputs(generated_rows(3, 20, 15, dt.date(2005, 1, 1), dt.date(2005, 6, 30)))
+    fresh = run_fast(system, inputs)
+    decoded = run_fast(system, inputs, system.decode_state(data))
+    assert [o.table for o in fresh] == [o.table for o in decoded]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), operations=st.integers(1, 3 * LOAD * 4))
+def test_ordered_keys_agree_with_a_sorted_list(seed, operations):
+    rng = random.Random(seed)
+    keys = OrderedKeys(rng.sample(range(400), rng.randint(0, 50)))
+    model = sorted(set(keys))
+    universe = 4 * LOAD  # small enough that removals hit and blocks split and merge
+    for _ in range(operations):
+        key = rng.randrange(universe)
+        if rng.random() < 0.55:
+            keys.add(key)
+            if key not in model:
+                model.append(key)
+                model.sort()
+        else:
+            assert keys.discard(key) == (key in model)
+            if key in model:
+                model.remove(key)
+        probe = rng.randrange(universe + 1)
+        assert keys.rank(probe) == sum(1 for k in model if k < probe)
+        assert (probe in keys) == (probe in model)
+    assert list(keys) == model and len(keys) == len(model)
+    copy = keys.copy()
+    copy.add(universe + 10)
+    assert list(keys) == model
