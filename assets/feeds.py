@@ -3,9 +3,8 @@
 from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, MetadataValue, asset
 
 from pipeline.feeds import FEEDS, Feed
-from pipeline.ingest import build_typed, stage_feed
 from pipeline.resources import DiprankResource
-from pipeline.validate import ensure_report_tables, record_corrections, record_file_problems
+from pipeline.validate import ingest_feed
 
 GROUP = "feeds"
 
@@ -31,12 +30,7 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
     )
     def _raw(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         with diprank.duckdb() as con:
-            ensure_report_tables(con)
-            report = stage_feed(con, diprank.raw_path, feed)
-            build_typed(con, feed)
-            con.execute(f"DROP TABLE IF EXISTS staged_{feed.name}")
-            record_file_problems(con, feed, report.problems)
-            replaced = record_corrections(con, feed)
+            report = ingest_feed(con, diprank.raw_path, feed)
             corrections = con.execute(
                 "SELECT record_key, replaced_file, replaced_line, by_file, by_line, changed "
                 "FROM corrections WHERE feed = ? ORDER BY record_key", [feed.name]
@@ -53,7 +47,7 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
             metadata={
                 "files": len(report.files),
                 "rows_in": report.rows_in,
-                "replaced_rows": replaced,
+                "replaced_rows": len(corrections),
                 "files_rejected": len({p.source_file for p in report.problems if p.source_line is None}),
                 "problems": MetadataValue.md(
                     "\n".join(f"- `{p.source_file}` {p.reason}: {p.detail}" for p in report.problems) or "none"

@@ -10,7 +10,7 @@ from pipeline.feeds import EVENT_RESULTS, EVENTS, FEEDS, GAMES, PLAYERS, Feed
 from pipeline.resources import DiprankResource
 from pipeline.sql import quote_ident, quote_literal
 from pipeline.store import Warehouse
-from pipeline.validate import FEED_MODELS, QUARANTINE_TABLE, feed_counts, validate_feed
+from pipeline.validate import FEED_MODELS, QUARANTINE_TABLE, validate_and_count
 
 GROUP = "validated"
 
@@ -61,10 +61,7 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
     def _validated(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         warehouse = diprank.warehouse
         with diprank.duckdb() as con:
-            validate_feed(con, feed)
-            files = [r[0] for r in con.execute(
-                f"SELECT DISTINCT _source_file FROM typed_{feed.name} ORDER BY 1").fetchall()]
-            counts = feed_counts(con, feed, files)
+            counts = validate_and_count(con, feed)
             export_feed(con, warehouse, feed)
         if counts.quarantined or counts.files_rejected:
             context.log.warning(

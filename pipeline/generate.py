@@ -522,10 +522,12 @@ def games_table(
     replacement_rate: float = REPLACEMENT_RATE,
     deny_rate: float = DENY_RATE,
     name_missing_rate: float = 0.04,
+    unrated_rate: float | None = None,
 ) -> pa.Table:
     """Rows of len(days) games (one per power, powers in map order), in the order given.
 
-    days: finishing day of each game, as days since 1970-01-01.
+    days: finishing day of each game, as days since 1970-01-01. unrated_rate, when given,
+    replaces the variants' own shares of unrated games.
     """
     n = len(days)
     if n == 0:
@@ -566,7 +568,10 @@ def games_table(
     game, power, result, centres, elim, holder, original, denies = (c[order] for c in cols)
 
     site_code = gen.choice(len(sites), size=n, p=np.asarray(site_shares) / np.sum(site_shares))
-    unrated = gen.random(n) < np.array([v.unrated_rate for v in variants])[vchoice]
+    if unrated_rate is None:
+        unrated = gen.random(n) < np.array([v.unrated_rate for v in variants])[vchoice]
+    else:
+        unrated = gen.random(n) < unrated_rate
     rows = len(game)
     name = pool.names.take(pa.array(holder))
     name = _null_where(name, (gen.random(rows) < name_missing_rate) & pool.in_registry[holder])
@@ -735,12 +740,25 @@ def write_table(table: pa.Table, path: str | os.PathLike, fmt: str) -> None:
     elif fmt == "csv":
         import pyarrow.csv as pacsv
 
-        pacsv.write_csv(table, tmp, write_options=pacsv.WriteOptions(quoting_style="needed"))
+        quoting = _csv_quoting(table)
+        header = ",".join(f'"{n}"' if quoting == "needed" and re.search(r'[,"\r\n]', n) else n for n in table.column_names)
+        with open(tmp, "wb") as sink:
+            sink.write((header + "\n").encode("utf-8"))
+            if table.num_rows:
+                pacsv.write_csv(table, sink, write_options=pacsv.WriteOptions(include_header=False, quoting_style=quoting))
     elif fmt == "jsonl":
         _write_jsonl(table, tmp)
     else:
         raise ValueError(f"unknown format {fmt!r} (parquet, csv or jsonl)")
     os.replace(tmp, path)
+
+
+def _csv_quoting(table: pa.Table) -> str:
+    """Plain fields unless some string holds a delimiter, a quote or a line break."""
+    for column in table.columns:
+        if pa.types.is_string(column.type) and pc.any(pc.match_substring_regex(column, r'[,"\r\n]')).as_py():
+            return "needed"
+    return "none"
 
 
 def _write_jsonl(table: pa.Table, path: Path) -> None:
@@ -942,11 +960,6 @@ def synthetic_games(
         sites=("synthetic",),
         site_shares=(1.0,),
         replacement_rate=0.05 if n_players > k else 0.0,
+        unrated_rate=unrated_rate,
     )
-    # rated: unrated_rate of games, whatever the variant
-    game_ids = table.column("game_id").to_pylist()
-    unrated = gen.random(n_games) < unrated_rate
-    rows = table.to_pylist()
-    for row, gid in zip(rows, game_ids):
-        row["rated"] = not bool(unrated[int(gid[1:])])
-        yield row
+    yield from table.to_pylist()

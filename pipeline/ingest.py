@@ -126,7 +126,7 @@ def _match_columns(feed: Feed, found: list[str], source: str, report: StageRepor
 
 def _reader(kind: str) -> str:
     if kind == "csv":
-        return (f"read_csv(?, all_varchar=true, header=true, auto_detect=true, "
+        return (f"read_csv(?, all_varchar=true, header=true, delim=',', quote='\"', escape='\"', "
                 f"max_line_size={MAX_LINE_BYTES}, strict_mode=false)")
     return "read_parquet(?)"
 

@@ -228,3 +228,27 @@ def feed_counts(con: duckdb.DuckDBPyConnection, feed: Feed, files: list[str]) ->
 
 __all__ = ["FEEDS", "FeedCounts", "validate_feed", "feed_counts", "record_corrections",
            "record_file_problems", "ensure_report_tables"]
+
+
+def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed):
+    """Stage and type every delivery of a feed, recording unreadable files and corrections."""
+    from pipeline.ingest import build_typed, stage_feed
+
+    ensure_report_tables(con)
+    report = stage_feed(con, raw_dir, feed)
+    build_typed(con, feed)
+    con.execute(f"DROP TABLE IF EXISTS staged_{feed.name}")
+    record_file_problems(con, feed, report.problems)
+    record_corrections(con, feed)
+    return report
+
+
+def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed) -> FeedCounts:
+    """Validate a staged feed and return its balance."""
+    validate_feed(con, feed)
+    files = [r[0] for r in con.execute(f"SELECT DISTINCT _source_file FROM {typed_table(feed)} ORDER BY 1").fetchall()]
+    return feed_counts(con, feed, files)
+
+
+# Feeds in the order their rules need each other (events count their results; results need valid events).
+VALIDATION_ORDER = (GAMES, PLAYERS, EVENTS, EVENT_RESULTS)

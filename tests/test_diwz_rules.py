@@ -368,9 +368,10 @@ def test_replacements_deny_and_no_deny():
     denied = rows["orig-denied"]
     assert (denied["rating_before"], denied["score"], denied["opponents"]) == (1620.0, 2.0, 3)
     assert denied["rating_after"] is not None
-    # The accepting replacement takes the result as a newcomer; the original player is not rated.
+    # The accepting replacement takes the result as a newcomer (½ against orig-denied, in the same
+    # group); the original player is not rated.
     keep = rows["sub-keep"]
-    assert (keep["rating_before"], keep["score"], keep["opponents"]) == (None, 2.0, 4)
+    assert (keep["rating_before"], keep["score"], keep["opponents"]) == (None, 2.5, 4)
     table = listed(outputs[Month(1999, 5)])
     assert "sub-deny" not in table and "sub-keep" not in table
     assert table["orig-replaced"]["display"] == "1580-3"

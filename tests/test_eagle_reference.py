@@ -16,6 +16,7 @@ from pipeline.systems.base import GAME_COLUMNS, MonthInput, MonthOutput
 from pipeline.systems.eagle import EaglePoints
 from pipeline.systems.eagle_table import LOAD, OrderedKeys
 from pipeline.systems.games import games_from_rows, rows_to_table
+from tests.fixtures.eagle_cases import listing_window_games
 
 TABLE_COLUMNS = ["rank", "player_id", "rating", "points", "games", "last_game_date", "points_to_defend", "new_eagles"]
 HISTORY_COLUMNS = ["source_id", "source_date", "player_id", "rating_before", "rating_after",
@@ -27,7 +28,8 @@ def monthly_inputs(rows: list[dict]) -> list[MonthInput]:
     """One MonthInput per month from the first game's month to the last's, empty months included."""
     grouped: dict[Month, list[dict]] = defaultdict(list)
     for row in rows:
-        grouped[Month.of(row["finished_on"])].append(row)
+        day = row["finished_on"]
+        grouped[Month.of(dt.date.fromisoformat(day) if isinstance(day, str) else day)].append(row)
     return [
         MonthInput(month, rows_to_table(grouped[month]) if grouped.get(month) else GAME_COLUMNS.empty_table())
         for month in month_range(min(grouped), max(grouped))
@@ -115,12 +117,26 @@ def test_checkpoint_round_trip_gives_identical_later_months():
         for cut in (5, 30, len(inputs) - 8):  # mid-year (year tally in flight), during the gap, near the end
             data = state_codec.loads(state_codec.dumps(system.encode_state(straight[cut].state)))
             restored = system.decode_state(data)
+            assert list(restored.listed) == list(straight[cut].state.listed)
             assert state_codec.dumps(system.encode_state(restored)) == state_codec.dumps(
                 system.encode_state(straight[cut].state))
             resumed = run_fast(system, inputs[cut + 1:], restored)
             for a, b in zip(straight[cut + 1:], resumed, strict=True):
                 assert a.table.equals(b.table) and a.history.equals(b.history)
                 assert a.extras["awards"].equals(b.extras["awards"])
+
+
+def test_checkpoint_on_the_day_a_listing_ends():
+    # lapsed's listing ends on 2024-03-31, the as_of of the checkpointed month.
+    inputs = monthly_inputs(listing_window_games())
+    system = EaglePoints()
+    straight = run_fast(system, inputs)
+    cut = [i.month for i in inputs].index(Month(2024, 3))
+    restored = system.decode_state(state_codec.loads(state_codec.dumps(system.encode_state(straight[cut].state))))
+    assert list(restored.listed) == list(straight[cut].state.listed)
+    assert not any(key[-1] == "lapsed" for key in restored.listed)
+    resumed = run_fast(system, inputs[cut + 1:], restored)
+    assert [o.table for o in resumed] == [o.table for o in straight[cut + 1:]]
 
 
 def test_initial_state_round_trips():

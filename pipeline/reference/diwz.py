@@ -18,6 +18,7 @@ from pipeline.rounding import half_up_int
 
 
 def _day(value) -> dt.date:
+    """A date from a date or an ISO string."""
     return dt.date.fromisoformat(value) if isinstance(value, str) else value
 
 
@@ -77,10 +78,12 @@ def _waves(game: dict) -> list[int]:
 
 
 def _w(mine: float, theirs: float) -> float:
+    """Expectation against one opponent."""
     return 1 / (1 + 10 ** (-0.0025 * (mine - theirs)))
 
 
 def _we(mine: float, results: list) -> float:
+    """Expectation over results, summed in their order."""
     total = 0.0
     for _points, theirs in results:
         total = total + _w(mine, theirs)
@@ -88,6 +91,7 @@ def _we(mine: float, results: list) -> float:
 
 
 def _erstzahl(results: list) -> int | None:
+    """The iterated first rating, or None below 5 results or at 0% / 100%."""
     n = len(results)
     points = sum(points for points, _ in results)
     if n < 5 or points == 0 or points == n:
@@ -102,11 +106,13 @@ def _erstzahl(results: list) -> int | None:
 
 
 def _expired(person: dict, day: dt.date) -> bool:
+    """Whether a rating has gone more than two years without an evaluation on `day`."""
     anchor = person["last"] or person["since"]
     return person["rating"] is not None and anchor is not None and day > add_years(anchor, 2)
 
 
 def _unrated() -> dict:
+    """A player with no rating and nothing collected."""
     return {"rating": None, "count": 0, "last": None, "since": None, "waiting": [], "collected": []}
 
 

@@ -85,6 +85,7 @@ def table_at(games_of: dict[str, list[Entry]], day: dt.date) -> list[dict]:
     rows.sort(key=lambda r: (-r["points"], r["games"], -r["last_game_date"].toordinal(), r["player_id"]))
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
+        row["rating"] = row["points"]
         row["new_eagles"] = contribution(rank)
     return rows
 
@@ -164,7 +165,7 @@ def month_awards(month: Month, games_of: dict[str, list[Entry]], players_this_mo
         awards.append(_award("player_of_the_month", month, pid, changes[pid], None))
     if month.month != 12:
         return awards
-    year_games = [g for g in log if g.day.year == month.year]
+    year_games = [g for g in log if g["day"].year == month.year]
     if table:
         awards.append(_award("king_of_the_mountain", month, table[0]["player_id"], table[0]["points"], None))
     solos = {(g["soloist"], g["game_id"]): g["value"] for g in year_games if g["soloist"] is not None}

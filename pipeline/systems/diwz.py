@@ -21,6 +21,19 @@ replacement gets none):
                    every collected result, expected and performance computed at the first
                    rating, pooled true iff results from earlier games were included,
                    evaluations 1.
+
+Where the rules are silent:
+  - start_1600 (and the bootstrap month) gives a newcomer 1600-0 before the game is evaluated,
+    so they are rated opponents in it and evaluated by it, as in the seed's first example.
+  - The bootstrap applies only when no initial list is given; a list being continued keeps
+    rule 2.6 for its newcomers from the first game on.
+  - An initial list entry's strike-off clock starts on the first day of the first month with a
+    rated game (the day it was "given" as far as the data knows).
+  - A rating stands through exactly two years after its last evaluation (or the day a
+    never-evaluated rating was given) and is struck off at the first game or month end after
+    that day.
+  - Sums of W run in the order the results were gathered (waiting ones first, then the game's
+    opponents in power order), so the float result is reproducible.
 """
 from __future__ import annotations
 
@@ -155,12 +168,13 @@ class PlayerRecord:
     pending: list[Result] = field(default_factory=list)    # rated player: results waiting (n < 3)
     collected: list[Result] = field(default_factory=list)  # newcomer: results toward the Erstzahl
     keeps_until: dt.date | None = None     # last day the rating stands without a new evaluation
+    collected_score: float = 0.0           # P of `collected` (scores are halves: sums are exact)
 
     def copy(self) -> "PlayerRecord":
         """An independent copy (the step copies before it changes a record)."""
         return PlayerRecord(
             self.rating, self.evaluations, self.last_evaluated, self.rated_since,
-            list(self.pending), list(self.collected), self.keeps_until,
+            list(self.pending), list(self.collected), self.keeps_until, self.collected_score,
         )
 
 
@@ -186,6 +200,7 @@ def strike_off(record: PlayerRecord) -> None:
     record.rated_since = None
     record.pending = []
     record.collected = []
+    record.collected_score = 0.0
     record.keeps_until = None
 
 
@@ -197,6 +212,7 @@ def establish_at_start(record: PlayerRecord, day: dt.date) -> None:
     record.rated_since = day
     record.pending = []
     record.collected = []
+    record.collected_score = 0.0
     record.keeps_until = rating_keeps_until(None, day)
 
 
@@ -209,6 +225,7 @@ HistoryFields = tuple[
 
 def rate_established(record: PlayerRecord, results: list[Result], day: dt.date) -> HistoryFields:
     """Evaluate a rated player's waiting and new results, or let them wait (rule 2.5)."""
+    # `record` is the step's own copy, so it is updated in place; the return is the history row.
     rating = record.rating
     waiting = record.pending
     combined = waiting + results
@@ -235,25 +252,29 @@ def rate_established(record: PlayerRecord, results: list[Result], day: dt.date) 
 
 def rate_newcomer(record: PlayerRecord, results: list[Result], day: dt.date) -> HistoryFields:
     """Collect a newcomer's results and give the Erstzahl once the rule allows (rule 2.6)."""
-    earlier = record.collected
-    collected = earlier + results
-    rating = first_rating(collected) if results else None
-    if rating is None:
-        record.collected = collected
-        return (None, None, total_score(results), len(results), mean_opponent_rating(results), None, None, False, None)
+    had_earlier = bool(record.collected)
+    # The record is this month's own copy: extending in place keeps a long 0% / 100% record cheap.
+    record.collected.extend(results)
+    record.collected_score += total_score(results)
+    collected = record.collected
     count = len(collected)
-    score = total_score(collected)
+    mixed = 0 < record.collected_score < count
+    rating = first_rating(collected) if results and count >= MIN_FIRST_RESULTS and mixed else None
+    if rating is None:
+        return (None, None, total_score(results), len(results), mean_opponent_rating(results), None, None, False, None)
+    score = record.collected_score
     expected = expected_score(rating, collected)
     record.rating = rating
     record.evaluations = 1
     record.last_evaluated = day
     record.rated_since = day
     record.collected = []
+    record.collected_score = 0.0
     record.pending = []
     record.keeps_until = rating_keeps_until(day, day)
     return (
         None, float(rating), score, count, mean_opponent_rating(collected), expected,
-        performance_rating(rating, score, expected, count), bool(earlier), 1,
+        performance_rating(rating, score, expected, count), had_earlier, 1,
     )
 
 
@@ -277,6 +298,7 @@ class DiWZ:
         newcomers: str = ERSTZAHL,
         initial_ratings: Mapping[str, tuple[int, int]] | None = None,
     ) -> None:
+        """newcomers: "erstzahl" or "start_1600"; initial_ratings: an existing list, player_id -> (rating, evaluations)."""
         if newcomers not in NEWCOMER_MODES:
             raise ValueError(f"DiWZ newcomers must be one of {NEWCOMER_MODES}, not {newcomers!r}")
         self.newcomers = newcomers
@@ -374,14 +396,16 @@ class DiWZ:
         first_month = data["first_month"]
         players = {}
         for player_id, (rating, evaluations, last_evaluated, rated_since, pending, collected) in data["players"].items():
+            collected_results = [(float(score), int(opponent)) for score, opponent in collected]
             players[player_id] = PlayerRecord(
                 rating=rating,
                 evaluations=evaluations,
                 last_evaluated=last_evaluated,
                 rated_since=rated_since,
                 pending=[(float(score), int(opponent)) for score, opponent in pending],
-                collected=[(float(score), int(opponent)) for score, opponent in collected],
+                collected=collected_results,
                 keeps_until=None if rating is None else rating_keeps_until(last_evaluated, rated_since),
+                collected_score=total_score(collected_results),
             )
         return DiWZState(first_month=None if first_month is None else Month(*first_month), players=players)
 

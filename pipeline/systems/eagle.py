@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar, Iterable, NamedTuple
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.months import Month, add_years
 from pipeline.rounding import half_up
@@ -119,8 +121,21 @@ def cents_to_float(cents: int) -> float:
     return cents / 100
 
 
+def hundredths_to_float64(cents: pa.Array) -> pa.Array:
+    """cents_to_float over an int64 array (exact int -> float64, one correctly rounded division)."""
+    return pc.divide(pc.cast(cents, pa.float64()), 100.0)
+
+
+def ordinals_to_date32(ordinals: pa.Array) -> pa.Array:
+    """Proleptic Gregorian ordinals (date.toordinal) as a date32 array."""
+    return pc.cast(pc.subtract(ordinals, UNIX_EPOCH_ORDINAL), pa.int32()).cast(pa.date32())
+
+
+UNIX_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
+
 # Contribution in hundredths by position 1..602 (index 0 unused): the formula, evaluated once.
 CONTRIBUTION_CENTS = [0] + [to_cents(position_contribution(p)) for p in range(1, LAST_SCORING_POSITION + 1)]
+CONTRIBUTION_FLOATS = np.array([cents_to_float(c) for c in CONTRIBUTION_CENTS], dtype=np.float64)
 UNLISTED_CENTS = to_cents(position_contribution(None))
 
 
@@ -136,9 +151,14 @@ def listing_ends(last_game: dt.date) -> dt.date:
     return add_years(last_game, LISTING_YEARS)
 
 
+def listing_over(ends: dt.date, as_of: dt.date) -> bool:
+    """Whether a listing that ends on `ends` is over on the snapshot date `as_of`."""
+    return as_of >= ends
+
+
 def is_listed(last_game: dt.date, as_of: dt.date) -> bool:
     """Listed: the last game finished less than 2 years before the snapshot date."""
-    return as_of < listing_ends(last_game)
+    return not listing_over(listing_ends(last_game), as_of)
 
 
 def starts_over(last_game: dt.date, game_date: dt.date) -> bool:
@@ -229,7 +249,7 @@ def derived_listing(players: dict[str, PlayerRecord], as_of: dt.date | None) -> 
 
 def expire_listing(listed: OrderedKeys, expiries: deque, players: dict[str, PlayerRecord], day: dt.date) -> None:
     """Remove from `listed` every player whose listing ended on or before `day` (as of that day)."""
-    while expiries and expiries[0][0] <= day:
+    while expiries and listing_over(expiries[0][0], day):
         ends, pid = expiries.popleft()
         record = players[pid]
         # A later game moved the player's listing end on: this queue entry is stale.
@@ -283,6 +303,19 @@ def yearly_award_rows(month: Month, tally: YearTally, leader: tuple[str, int] | 
     return rows
 
 
+def history_table(rows: list[tuple]) -> pa.Table:
+    """The month's history rows (values in hundredths) as the output table."""
+    if not rows:
+        return HISTORY_SCHEMA.empty_table()
+    game_ids, days, pids, before, after, contribution, value, earned = zip(*rows)
+    return pa.table([
+        pa.array(game_ids, pa.string()),
+        pa.array(days, pa.date32()),
+        pa.array(pids, pa.string()),
+        *(hundredths_to_float64(pa.array(column, pa.int64())) for column in (before, after, contribution, value, earned)),
+    ], schema=HISTORY_SCHEMA)
+
+
 # ---------------------------------------------------------------------------------------------
 # The system
 # ---------------------------------------------------------------------------------------------
@@ -327,7 +360,7 @@ class EaglePoints:
         best_victory, best_rookie = tally.best_victory, tally.best_rookie
         live = self.positions == "live"
         month_start_points: dict[str, int] = {}
-        history: dict[str, list] = {name: [] for name in HISTORY_SCHEMA.names}
+        history: list[tuple] = []  # (game, date, player, before, after, contribution, V, points); hundredths
 
         for game in self._counted_games(month_input.results, month):
             day = game.finished_on
@@ -358,7 +391,7 @@ class EaglePoints:
                     best_victory = best_entries(best_victory, game_value, (pid, game.game_id))
                 if record is None:
                     best_rookie = best_entries(best_rookie, earned, (pid, game.game_id))
-                self._append_history(history, game, pid, before, updated.points, contribution, game_value, earned)
+                history.append((game.game_id, day, pid, before, updated.points, contribution, game_value, earned))
 
         expire_listing(listed, expiries, players, as_of)
         table, published_positions, leader = self._month_table(listed, players)
@@ -371,7 +404,7 @@ class EaglePoints:
         return MonthOutput(
             state=new_state,
             table=table,
-            history=pa.table(history, schema=HISTORY_SCHEMA),
+            history=history_table(history),
             extras={"awards": pa.Table.from_pylist(awards, schema=AWARDS_SCHEMA)},
         )
 
@@ -397,41 +430,30 @@ class EaglePoints:
         return listed.rank(key) + 1
 
     @staticmethod
-    def _append_history(history: dict[str, list], game: Game, player_id: str, before: int | None,
-                        after: int, contribution: int, game_value: int, earned: int) -> None:
-        """Add one player's row for a game to the history columns."""
-        history["source_id"].append(game.game_id)
-        history["source_date"].append(game.finished_on)
-        history["player_id"].append(player_id)
-        history["rating_before"].append(None if before is None else cents_to_float(before))
-        history["rating_after"].append(cents_to_float(after))
-        history["contribution"].append(cents_to_float(contribution))
-        history["game_value"].append(cents_to_float(game_value))
-        history["points"].append(cents_to_float(earned))
-
-    @staticmethod
     def _month_table(listed: OrderedKeys, players: dict[str, PlayerRecord]) -> tuple[pa.Table, dict[str, int], tuple[str, int] | None]:
         """The month-end table in rank order, the positions that score next month, and the leader."""
-        columns: dict[str, list] = {name: [] for name in RANKINGS_SCHEMA.names}
-        published_positions: dict[str, int] = {}
-        for rank, key in enumerate(listed, start=1):
-            neg_points, games, neg_day, pid = key
-            points = cents_to_float(-neg_points)
-            defend = points_to_defend(players[pid])
-            columns["rank"].append(rank)
-            columns["player_id"].append(pid)
-            columns["rating"].append(points)
-            columns["points"].append(points)
-            columns["games"].append(games)
-            columns["last_game_date"].append(dt.date.fromordinal(-neg_day))
-            columns["points_to_defend"].append(None if defend is None else cents_to_float(defend))
-            columns["new_eagles"].append(cents_to_float(contribution_cents(rank)))
-            if rank <= LAST_SCORING_POSITION:
-                published_positions[pid] = rank
-        leader = None
-        if columns["player_id"]:
-            leader = (columns["player_id"][0], players[columns["player_id"][0]].points)
-        return pa.table(columns, schema=RANKINGS_SCHEMA), published_positions, leader
+        if not len(listed):
+            return RANKINGS_SCHEMA.empty_table(), {}, None
+        # The keys already hold points, games and last game date; columns are built in bulk.
+        neg_points, games, neg_days, pids = zip(*listed)
+        n = len(pids)
+        points = hundredths_to_float64(pc.negate(pa.array(neg_points, pa.int64())))
+        defend = [players[pid].recent[0] if count >= GAMES_COUNTED else None for pid, count in zip(pids, games)]
+        new_eagles = np.full(n, cents_to_float(UNLISTED_CENTS))
+        scoring = min(n, LAST_SCORING_POSITION)
+        new_eagles[:scoring] = CONTRIBUTION_FLOATS[1:scoring + 1]
+        table = pa.table([
+            pa.array(np.arange(1, n + 1, dtype=np.int64)),
+            pa.array(pids, pa.string()),
+            points,
+            points,
+            pa.array(games, pa.int64()),
+            ordinals_to_date32(pc.negate(pa.array(neg_days, pa.int64()))),
+            hundredths_to_float64(pa.array(defend, pa.int64())),
+            pa.array(new_eagles, pa.float64()),
+        ], schema=RANKINGS_SCHEMA)
+        published_positions = dict(zip(pids[:LAST_SCORING_POSITION], range(1, scoring + 1)))
+        return table, published_positions, (pids[0], -neg_points[0])
 
     def encode_state(self, state: EagleState) -> Any:
         """Checkpoint form: players, published positions and the year's tally (the rest is derived)."""

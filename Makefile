@@ -1,0 +1,37 @@
+# The front door: `make run` (pipeline on the sample data) and `make test`.
+# Both create .venv on first use; nothing but Python 3.11 needs to be installed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+WAREHOUSE ?= data/warehouse
+export DAGSTER_HOME ?= $(CURDIR)/$(WAREHOUSE)/.dagster
+
+.PHONY: setup run test ui bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "diprank needs Python 3.11 (set PYTHON=python3.11)")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/diprank run --raw data/raw --warehouse $(WAREHOUSE)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2
+
+ui: $(STAMP)
+	mkdir -p $(DAGSTER_HOME)
+	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(WAREHOUSE)

@@ -1,0 +1,178 @@
+"""A whole run through Dagster: ingest and validation in one run, then one run per rating system
+(a self-dependent partitioned asset runs apart from other assets), then a summary."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import pyarrow.parquet as pq
+from dagster import AssetKey, DagsterInstance, materialize
+
+from pipeline.feeds import FEEDS
+from pipeline.inputs import feed_bounds
+from pipeline.months import Month, month_range
+from pipeline.store import Warehouse
+from pipeline.systems.registry import SYSTEM_NAMES, system_class
+from pipeline.validate import FeedCounts, QUARANTINE_TABLE, feed_counts
+
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+MAX_LISTED_PROBLEMS = 20
+
+
+@dataclass
+class SystemRun:
+    system: str
+    first: Month | None
+    last: Month | None
+    months: int
+    seconds: float
+    note: str = ""
+
+
+def _definitions():
+    # Imported late: the resources read their folders from the environment the CLI has set.
+    from assets.feeds import raw_feed_assets
+    from assets.ratings import rankings_asset_name, rating_assets
+    from assets.validated import validated_feed_assets
+    from pipeline.resources import diprank_resource
+
+    return raw_feed_assets, validated_feed_assets, rating_assets, rankings_asset_name, diprank_resource()
+
+
+def _failure_message(result) -> str:
+    for event in result.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            message = error.message.strip().splitlines()[0] if error else "step failed"
+            return f"{event.step_key}: {message}"
+    return "the run failed"
+
+
+def read_counts(warehouse: Warehouse) -> list[FeedCounts]:
+    con = duckdb.connect(str(warehouse.duckdb_path), read_only=False)
+    try:
+        counts = []
+        for feed in FEEDS.values():
+            files = [r[0] for r in con.execute(
+                f"SELECT DISTINCT _source_file FROM typed_{feed.name}").fetchall()]
+            counts.append(feed_counts(con, feed, files))
+        return counts
+    finally:
+        con.close()
+
+
+def quarantine_lines(warehouse: Warehouse, limit: int = MAX_LISTED_PROBLEMS) -> tuple[int, list[str]]:
+    con = duckdb.connect(str(warehouse.duckdb_path))
+    try:
+        total = con.execute(f"SELECT count(*) FROM {QUARANTINE_TABLE}").fetchone()[0]
+        rows = con.execute(
+            f"SELECT feed, reason, source_file, source_line, coalesce(record_key, ''), detail FROM {QUARANTINE_TABLE} "
+            "ORDER BY feed, source_file, source_line NULLS FIRST LIMIT ?", [limit]).fetchall()
+    finally:
+        con.close()
+    lines = []
+    for feed, reason, source, line, key, detail in rows:
+        where = f"{source}:{line}" if line is not None else f"{source} (whole file)"
+        lines.append(f"  {feed:<13} {reason:<28} {where}  {key}  {detail[:100] if detail else ''}")
+    return total, lines
+
+
+def format_counts(counts: list[FeedCounts]) -> str:
+    head = f"  {'feed':<14}{'files':>6}{'rows in':>10}{'valid':>10}{'quarantined':>13}{'replaced':>10}{'files rejected':>16}"
+    lines = [head]
+    for c in counts:
+        lines.append(f"  {c.feed:<14}{c.files:>6}{c.rows_in:>10,}{c.valid:>10,}{c.quarantined:>13,}"
+                     f"{c.replaced:>10,}{c.files_rejected:>16}")
+    return "\n".join(lines)
+
+
+def system_range(system: str, warehouse: Warehouse, first: Month | None, last: Month | None,
+                 start_month: Month) -> tuple[Month, Month] | None:
+    """The partition range a run computes for a system, or None when it has no data."""
+    bounds = feed_bounds(warehouse)
+    own = bounds[system_class(system).feed]
+    if own is None:
+        return None
+    ends = [b[1] for b in bounds.values() if b is not None]
+    lo = max(first or own[0], own[0], start_month)
+    hi = last or max(ends)
+    return (lo, hi) if lo <= hi else None
+
+
+def top_lines(warehouse: Warehouse, system: str, month: Month) -> list[str]:
+    path = warehouse.rankings(system, month)
+    if not path.exists():
+        return []
+    table = pq.read_table(path, columns=["rank", "player_id", "player_name", "rating"]).slice(0, 5)
+    return [f"    {r['rank']:>3}. {(r['player_name'] or r['player_id'])[:32]:<32} {r['rating']:>9.2f}"
+            for r in table.to_pylist()]
+
+
+def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: Month | None, *,
+                   strict: bool, systems: list[str] | None, say: Callable[[str], None]) -> int:
+    """Ingest, validate and rate; print the summary. Returns the exit code."""
+    from pipeline.config import Settings
+
+    started = time.perf_counter()
+    raw_assets, validated_assets, rating_assets, asset_name, resource = _definitions()
+    unknown = sorted(set(systems or []) - set(SYSTEM_NAMES))
+    if unknown:
+        print(f"diprank: unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEM_NAMES)}")
+        return 2
+    instance = DagsterInstance.get()
+    say(f"ingest and validate {raw}")
+    result = materialize([*raw_assets, *validated_assets], instance=instance,
+                         resources={"diprank": resource}, run_config=QUIET_LOGS, raise_on_error=False)
+    if not result.success:
+        print(f"diprank: ingest failed: {_failure_message(result)}")
+        return 1
+    counts = read_counts(warehouse)
+    print(format_counts(counts))
+    quarantined, lines = quarantine_lines(warehouse)
+    if quarantined:
+        print(f"\n{quarantined} quarantine entr{'y' if quarantined == 1 else 'ies'} "
+              f"(all in {warehouse.root / 'quarantine'}):")
+        print("\n".join(lines + (["  …"] if quarantined > len(lines) else [])))
+    if strict and quarantined:
+        print(f"\ndiprank: strict mode: {quarantined} quarantine entr{'y' if quarantined == 1 else 'ies'} "
+              "(listed above); nothing was rated.")
+        return 1
+    if all(c.valid == 0 for c in counts if c.feed != "players"):
+        print("\ndiprank: no valid results in any feed; nothing to rate.")
+        return 1
+    start_month = Settings.from_env().start_month
+    runs: list[SystemRun] = []
+    for name in systems or SYSTEM_NAMES:
+        window = system_range(name, warehouse, first, last, start_month)
+        if window is None:
+            runs.append(SystemRun(name, None, None, 0, 0.0, "no data in range"))
+            continue
+        lo, hi = window
+        say(f"{name}: {lo} … {hi}")
+        t0 = time.perf_counter()
+        result = materialize(
+            rating_assets, selection=[AssetKey(asset_name(name))], instance=instance,
+            resources={"diprank": resource}, run_config=QUIET_LOGS, raise_on_error=False,
+            tags={"dagster/asset_partition_range_start": lo.partition_key,
+                  "dagster/asset_partition_range_end": hi.partition_key},
+        )
+        if not result.success:
+            print(f"diprank: {name} failed: {_failure_message(result)}")
+            return 1
+        runs.append(SystemRun(name, lo, hi, len(month_range(lo, hi)), time.perf_counter() - t0))
+    print("\nsnapshots written:")
+    for run in runs:
+        if run.first is None:
+            print(f"  {run.system:<10} {run.note}")
+            continue
+        print(f"  {run.system:<10} {run.first} … {run.last}  {run.months:>4} months  {run.seconds:6.1f} s"
+              f"  {warehouse.root / 'rankings' / run.system}")
+    for run in runs:
+        if run.last is not None:
+            print(f"\n  {run.system} top {5} as of {run.last.last_day}:")
+            print("\n".join(top_lines(warehouse, run.system, run.last)) or "    (no one listed)")
+    print(f"\ndone in {time.perf_counter() - started:.1f} s; DuckDB: {warehouse.duckdb_path}")
+    return 0

@@ -1,0 +1,155 @@
+"""Dip Pouch (SPEC §3.1): the published numbers, reproduced through the real pipeline."""
+import datetime as dt
+
+import pytest
+
+from pipeline.reference.dip_pouch import dip_pouch_ratings
+from pipeline.systems.dip_pouch import national_ranks, percentile, tournament_value
+from tests.support import history, make_raw, rankings, run_cli
+
+DIXIE_FIELD = [  # seed 000: 29 of 36 placements listed
+    (1, "David MILLER"), (2, "Bill HACKENBRACHT"), (3, "Brad BLITSTEIN"), (4, "Peter YEARGIN"),
+    (5, "Jeff LADD"), (5, "Edwin TURNAGE"), (7, "Tanya GILL"), (8, "Brian ECTON"),
+    (9, "Michael BINDER"), (10, "Todd CRAIG"), (11, "Emily TURNAGE"), (12, "Derek HANLIN"),
+    (13, "Keith WEST"), (14, "Emmett WAINWRIGHT"), (15, "Mitchell MCCONEGHEY"),
+    (16, "Jason MASTBAUM"), (17, "Eric ERIKSON"), (18, "Alex RONKE"), (19, "Hudson DEFOE"),
+    (20, "Vince LUTTERBIE"), (21, "Dan POLLOCK"), (22, "Clem JAYNE"), (23, "Scott CROOK"),
+    (24, "Alex MASLOW"), (25, "Rob KOHR"), (26, "Vince AGOSTA"), (26, "Christian WEST"),
+    (28, "Tim RICHARDSON"), (29, "Colin WEST"),
+]
+SEED_SCORES = [98.61, 95.83, 93.06, 90.28, 87.50, 87.50, 81.94, 79.17, 76.39, 73.61, 70.83, 68.06,
+               65.28, 62.50, 59.72, 56.94, 54.17, 51.39, 48.61, 45.83, 43.06, 40.28, 37.50, 34.72,
+               31.94, 29.17, 29.17, 23.61, 20.83]
+
+
+def event(event_id, end, n, rounds, wc=False, start=None, country="USA", name=None):
+    return {"event_id": event_id, "name": name or event_id, "start_date": start or end, "end_date": end,
+            "location": "Somewhere", "country": country, "rounds": rounds, "num_players": n,
+            "is_world_championship": wc}
+
+
+def result(event_id, pid, placement, nationality=None, name=None):
+    return {"event_id": event_id, "player_id": pid, "player_name": name or pid,
+            "nationality": nationality, "placement": placement}
+
+
+def slug(name):
+    return name.lower().replace(" ", "_")
+
+
+@pytest.fixture(scope="module")
+def golden_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dip_pouch")
+    events = [
+        # 55 before the 65-player event: two World Championships (TV 20): 40 → 50 → 55 exactly.
+        event("wc_a", "2003-06-01", 5, 2, wc=True), event("wc_b", "2003-07-01", 2, 2, wc=True),
+        event("big65", "2004-03-07", 65, 3, start="2004-03-05"),
+        event("dixie33_2019", "2019-05-26", 36, 3, start="2019-05-24", name="Dixie 33 2019"),
+        event("wdc8_1998", "1998-08-02", 77, 4, wc=True, start="1998-07-31", name="World DipCon VIII"),
+        event("club_1999", "1999-04-11", 12, 1, name="a club event before 2001"),
+        event("oneround_2005", "2005-01-09", 21, 1),
+        event("euro_2006", "2006-09-03", 90, 5, name="a continental championship"),
+    ]
+    results = [
+        result("wc_a", "p55", 1), result("wc_a", "w2", 2), result("wc_b", "p55", 1), result("wc_b", "w3", 2),
+        result("big65", "p55", 8, "USA"),
+        *[result("dixie33_2019", slug(n), place, "USA", n) for place, n in DIXIE_FIELD],
+        result("wdc8_1998", "wdc_winner", 1, "FRA"), result("wdc8_1998", "wdc_last", 77, "GBR"),
+        result("club_1999", "club_player", 1, "GER"),
+        result("oneround_2005", "one_round", 1, "GER"),
+        result("euro_2006", "euro_player", 1, "NOR"),
+    ]
+    raw = make_raw(root / "raw", events=events, event_results=results)
+    warehouse = root / "warehouse"
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(warehouse),
+                             "--systems", "dip_pouch", "--to", "2019-06")
+    assert code == 0, out + err
+    return warehouse
+
+
+def test_rating_55_eighth_of_65_multi_round(golden_run):
+    rows = {r["player_id"]: r for r in history(golden_run, "dip_pouch", "2004-03")}
+    row = rows["p55"]
+    assert row["rating_before"] == pytest.approx(55.0, abs=1e-12)
+    assert row["percentile"] == pytest.approx(88.4615384615, abs=1e-9)
+    assert row["tournament_value"] == 15.0  # 65/3.5 + 2 = 20.57, capped
+    assert row["rating_after"] == pytest.approx(60.0192307692, abs=1e-9)
+
+
+def test_dixie_33_2019(golden_run):
+    rows = history(golden_run, "dip_pouch", "2019-05")
+    dixie = [r for r in rows if r["source_id"] == "dixie33_2019"]
+    assert len(dixie) == 29 and all(r["num_players"] == 36 for r in dixie)
+    assert {round(r["tournament_value"], 4) for r in dixie} == {12.2857}
+    assert f"{dixie[0]['tournament_value']:.2f}" == "12.29"  # "Coeff 1 12.29"
+    by_name = {r["player_id"]: r for r in dixie}
+    assert [f"{by_name[slug(n)]['percentile']:.2f}" for _, n in DIXIE_FIELD] == [f"{s:.2f}" for s in SEED_SCORES]
+    assert by_name["jeff_ladd"]["placement"] == by_name["edwin_turnage"]["placement"] == 5
+    assert by_name["colin_west"]["percentile"] == pytest.approx(20.8333, abs=1e-4)
+
+
+def test_world_championship_counts_before_2001(golden_run):
+    rows = {r["player_id"]: r for r in history(golden_run, "dip_pouch", "1998-08")}
+    assert rows["wdc_winner"]["tournament_value"] == 20.0
+    assert rows["wdc_winner"]["rating_after"] == pytest.approx(40 + 0.2 * ((77.5 - 1) / 77 * 100 - 40))
+    listed = {r["player_id"] for r in rankings(golden_run, "dip_pouch", "1998-08")}
+    assert listed == {"wdc_winner", "wdc_last"}
+
+
+def test_other_events_before_cutoff_have_no_effect(golden_run):
+    rows = {r["player_id"]: r for r in history(golden_run, "dip_pouch", "1999-04")}
+    assert rows["club_player"]["tournament_value"] == 0.0
+    assert rows["club_player"]["rating_after"] is None
+    assert "club_player" not in {r["player_id"] for r in rankings(golden_run, "dip_pouch", "1999-04")}
+
+
+def test_one_round_value_and_continental_cap(golden_run):
+    one = {r["player_id"]: r for r in history(golden_run, "dip_pouch", "2005-01")}["one_round"]
+    assert one["tournament_value"] == pytest.approx(21 / 7 + 2)
+    euro = {r["player_id"]: r for r in history(golden_run, "dip_pouch", "2006-09")}["euro_player"]
+    assert euro["tournament_value"] == 15.0  # a continental championship is not a World Championship
+
+
+def test_snapshot_every_month_with_common_columns(golden_run):
+    table = rankings(golden_run, "dip_pouch", "2010-02")  # a month without events still has a snapshot
+    assert table and table[0]["as_of"] == dt.date(2010, 2, 28)
+    assert list(table[0]) == ["system", "as_of", "rank", "player_id", "player_name", "rating", "rank_change",
+                              "rating_change", "peak_rating", "events", "last_event_date", "country",
+                              "national_rank"]
+    assert all(r["rank_change"] == 0 and r["rating_change"] == 0 for r in table)
+    months = sorted((golden_run / "rankings" / "dip_pouch").glob("year=*/month=*/rankings.parquet"))
+    assert len(months) == (2019 - 1998) * 12 + (6 - 8) + 1
+
+
+def test_shared_ranks_and_national_ranking(golden_run):
+    table = rankings(golden_run, "dip_pouch", "2019-05")
+    by_id = {r["player_id"]: r for r in table}
+    assert by_id["jeff_ladd"]["rank"] == by_id["edwin_turnage"]["rank"]
+    assert by_id["jeff_ladd"]["player_name"] == "Jeff LADD"
+    ranks = [r["rank"] for r in table]
+    assert ranks == sorted(ranks) and ranks[0] == 1
+    usa = sorted((r for r in table if r["country"] == "USA"), key=lambda r: r["national_rank"])
+    assert usa[0]["national_rank"] == 1
+    assert by_id["wdc_winner"]["country"] == "FRA" and by_id["wdc_winner"]["national_rank"] == 1
+
+
+def test_formula_functions():
+    assert percentile(65, 8) == pytest.approx(88.46153846)
+    assert tournament_value(77, 4, True, dt.date(1998, 8, 2)) == 20
+    assert tournament_value(77, 4, False, dt.date(1998, 8, 2)) == 0
+    assert tournament_value(36, 3, False, dt.date(2019, 5, 26)) == pytest.approx(12.285714)
+    assert tournament_value(36, 3, False, dt.date(2019, 5, 26), cutoff_year=2020) == 0
+    assert national_ranks([50, 50, 49, 48, 48], ["A", "A", "B", "A", None]) == [1, 1, 1, 3, None]
+
+
+def test_pipeline_matches_reference(golden_run):
+    """The asset path's last table equals the plain reference over the same events."""
+    import pyarrow.parquet as pq
+
+    events = pq.read_table(golden_run / "validated" / "events.parquet").to_pylist()
+    results = pq.read_table(golden_run / "validated" / "event_results.parquet").to_pylist()
+    for e in events:
+        e["results"] = [r for r in results if r["event_id"] == e["event_id"]]
+    expected = dip_pouch_ratings(events)
+    table = rankings(golden_run, "dip_pouch", "2019-06")
+    assert {r["player_id"]: r["rating"] for r in table} == expected
