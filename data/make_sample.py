@@ -89,12 +89,26 @@ EVENTS = (
 WDC_VIII = ("wdc-viii-1998", "1998-05-24", "USA", 77, 40, {0: 11, 2: 23})
 
 
-def face_to_face_pool(gen: np.random.Generator) -> tuple[list[str], list[str], list[str | None]]:
+def unique_names(gen: np.random.Generator, count: int, taken: set[str]) -> tuple[list[str], list[int]]:
+    """count fictional names not in taken (which they join), with their country codes."""
+    names: list[str] = []
+    codes: list[int] = []
+    while len(names) < count:
+        batch, batch_codes = random_names(gen, count)
+        for name, code in zip(batch.to_pylist(), batch_codes.tolist()):
+            if name not in taken and len(names) < count:
+                taken.add(name)
+                names.append(name)
+                codes.append(code)
+    return names, codes
+
+
+def face_to_face_pool(gen: np.random.Generator, taken: set[str]) -> tuple[list[str], list[str], list[str | None]]:
     """Fictional tournament players: ids w0101.., names and countries (a few unknown)."""
     ids = [r[0] for r in REGULARS] + [f"w{i:04d}" for i in range(104, 104 + N_FACE_TO_FACE)]
-    names, codes = random_names(gen, N_FACE_TO_FACE)
+    names, codes = unique_names(gen, N_FACE_TO_FACE, taken)
     countries = [COUNTRY_NAMES[c] if gen.random() >= 0.05 else None for c in codes]
-    return ids, [r[1] for r in REGULARS] + names.to_pylist(), [r[2] for r in REGULARS] + countries
+    return ids, [r[1] for r in REGULARS] + names, [r[2] for r in REGULARS] + countries
 
 
 def event_results(gen, ids, names, countries):
@@ -118,12 +132,12 @@ def event_results(gen, ids, names, countries):
     return rows
 
 
-def online_pool(gen: np.random.Generator) -> PlayerPool:
+def online_pool(gen: np.random.Generator, taken: set[str]) -> PlayerPool:
     """The online players: p0001.. plus the regulars, who also play online."""
     pool = player_pool(gen, N_ONLINE, FIRST_DAY.year, LAST_DAY.year, id_prefix="p", id_width=4, id_start=1, min_active=45)
     ids = pool.ids.to_pylist()
-    names = pool.names.to_pylist()
-    country = pool.country.copy()
+    names, codes = unique_names(gen, N_ONLINE, taken)
+    country = np.where(pool.country >= 0, np.array(codes), -1)
     for slot, (pid, name, nation) in enumerate(REGULARS):
         ids[slot], names[slot] = pid, name
         country[slot] = COUNTRY_NAMES.index(nation)
@@ -163,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     pool_seed, games_seed, f2f_seed, events_seed = (np.random.default_rng(s) for s in root.spawn(4))
 
     # Online games.
-    pool = online_pool(pool_seed)
+    taken = {r[1] for r in REGULARS}
+    pool = online_pool(pool_seed, taken)
     per_day = game_days(games_seed, N_GAMES, FIRST_DAY, LAST_DAY, growth=0.5)
     days = (FIRST_DAY - dt.date(1970, 1, 1)).days + np.repeat(np.arange(len(per_day)), per_day)
     ids = pc.binary_join_element_wise(
@@ -185,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     write_table(correction(games), out / "games/2021-01-15_corrections.csv", "csv")
 
     # Face-to-face events.
-    f_ids, f_names, f_countries = face_to_face_pool(f2f_seed)
+    f_ids, f_names, f_countries = face_to_face_pool(f2f_seed, taken)
     events = pa.Table.from_pylist(
         [
             {

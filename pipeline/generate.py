@@ -125,12 +125,16 @@ DENY_RATE = 0.3  # per replacement
 # country: (share of players, continent, first names, last names, cities that host events)
 COUNTRIES: dict[str, tuple[float, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "USA": (0.20, "North America",
-            ("James", "Michael", "David", "Jennifer", "Sarah", "Robert", "Emily", "Daniel", "Laura", "Kevin", "Andrew", "Megan"),
-            ("Smith", "Johnson", "Carter", "Walker", "Hughes", "Bennett", "Foster", "Reyes", "Nguyen", "Sullivan", "Price", "Coleman"),
+            ("James", "Michael", "David", "Jennifer", "Sarah", "Robert", "Emily", "Daniel", "Laura", "Kevin", "Andrew", "Megan",
+             "Christopher", "Rachel", "Brandon", "Ashley", "Tyler", "Nicole", "Gregory", "Heather"),
+            ("Smith", "Johnson", "Carter", "Walker", "Hughes", "Bennett", "Foster", "Reyes", "Nguyen", "Sullivan", "Price", "Coleman",
+             "Delgado", "Fitzgerald", "Brennan", "Kowalski", "Lindgren", "Okafor", "Harper", "Castillo"),
             ("Chapel Hill", "Chicago", "Baltimore", "San Diego", "Seattle", "Boston")),
     "United Kingdom": (0.11, "Europe",
-                       ("Oliver", "Harry", "Charlotte", "Amelia", "George", "Thomas", "Sophie", "William", "Eleanor", "Jack"),
-                       ("Thompson", "Clarke", "Wright", "Edwards", "Harrison", "Whitfield", "Pembroke", "Ashworth", "Fairbairn", "Hollis"),
+                       ("Oliver", "Harry", "Charlotte", "Amelia", "George", "Thomas", "Sophie", "William", "Eleanor", "Jack",
+                        "Imogen", "Rhys", "Fiona", "Alistair"),
+                       ("Thompson", "Clarke", "Wright", "Edwards", "Harrison", "Whitfield", "Pembroke", "Ashworth", "Fairbairn", "Hollis",
+                        "Llewellyn", "MacLeod", "Pritchard", "Oakley"),
                        ("Birmingham", "London", "Manchester", "Cambridge")),
     "France": (0.09, "Europe",
                ("Benoît", "Élodie", "François", "Hélène", "Jérôme", "Cécile", "Grégoire", "Anaïs", "Loïc", "Noël", "Thérèse", "Raphaël"),
@@ -453,17 +457,41 @@ def outcomes(gen: np.random.Generator, n: int, k: int, supply_centres: int) -> t
     back = gen.choice(6, size=(n, k), p=(0.30, 0.25, 0.18, 0.12, 0.09, 0.06))
     elim = np.where(result == ELIMINATED, np.maximum(game_end[:, None] - back, 1902), -1)
 
-    # Centres: the minimum each result needs, then the rest shared out at random.
-    neutral = np.where(gen.random(n) < 0.75, 0, gen.integers(1, 3, n))
+    # Centres: the minimum each result needs, then the rest shared out at random within caps
+    # (a soloist ends with a majority, draw members without one, survivors smaller), so that
+    # all but a few neutral centres are owned.
+    neutral = np.where(gen.random(n) < 0.8, 0, gen.integers(1, 3, n))
     minimum = np.select([result == SOLO, (result == DRAW) | (result == SURVIVED)], [need, 1], 0)
-    spare = np.maximum(supply_centres - neutral - minimum.sum(axis=1), 0)
+    others = ((result == SURVIVED) | (result == ANARCHY)).any(axis=1)
+    cap = np.select(
+        [result == SOLO, result == DRAW, result == SURVIVED, result == ANARCHY],
+        [np.where(others, need + 6, supply_centres)[:, None], need - 1,
+         max(2, supply_centres * 10 // 34), max(1, supply_centres * 6 // 34)],
+        0,
+    )
+    cap = np.maximum(cap, minimum)
     pull = np.array([0.6, 3.0, 1.0, 0.0, 0.4])[result] * gen.exponential(size=(n, k))
-    total = pull.sum(axis=1)
-    total[total == 0] = 1.0
-    centres = minimum + np.floor(spare[:, None] * pull / total[:, None]).astype(np.int64)
-    cap = np.select([result == SOLO, result == DRAW], [need + 6, need - 1], supply_centres)
-    centres = np.minimum(centres, cap)
+    centres = minimum.astype(np.int64)
+    spare = np.maximum(supply_centres - neutral - centres.sum(axis=1), 0)
+    for _ in range(3):
+        room = cap - centres
+        weight = np.where(room > 0, pull, 0.0)
+        centres += np.minimum(_apportion(spare, weight), room)
+        spare = np.maximum(supply_centres - neutral - centres.sum(axis=1), 0)
     return result, centres, elim
+
+
+def _apportion(total: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Split total[i] into whole parts proportional to weight[i, :] (largest remainders)."""
+    wsum = weight.sum(axis=1)
+    wsum[wsum == 0] = 1.0
+    exact = total[:, None] * weight / wsum[:, None]
+    share = np.floor(exact).astype(np.int64)
+    left = np.where(weight.sum(axis=1) > 0, total - share.sum(axis=1), 0)
+    frac = np.where(weight > 0, exact - share, -1.0)
+    order = np.argsort(-frac, axis=1, kind="stable").argsort(axis=1)
+    share += (order < left[:, None]) & (weight > 0)
+    return share
 
 
 def replacements(

@@ -146,12 +146,12 @@ def _stage_tabular(con, feed: Feed, path: Path, source: str, delivery: int, kind
     )
     # row_number() over a plain scan follows file order (DuckDB preserves insertion order).
     line_offset = 1 if kind == "csv" else 0
-    before = con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchone()[0]
+    before = con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0]
     con.execute(
         f"INSERT INTO {staged_table(feed)} SELECT {select}, ?, row_number() OVER () + ?, ? FROM {reader}",
         [source, line_offset, delivery, str(path)],
     )
-    return con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchone()[0] - before
+    return con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0] - before
 
 
 def _has_header_line(path: Path) -> bool:

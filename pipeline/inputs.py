@@ -88,7 +88,7 @@ def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
         games = warehouse.validated("games")
         if games.exists():
             lo, hi = con.execute("SELECT min(finished_on), max(finished_on) FROM read_parquet(?)",
-                                 [str(games)]).fetchone()
+                                 [str(games)]).fetchall()[0]
             if lo is not None:
                 bounds["games"] = (Month.of(lo), Month.of(hi))
         results, events = warehouse.validated("event_results"), warehouse.validated("events")
@@ -97,7 +97,7 @@ def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
                 "SELECT min(e.end_date), max(e.end_date) FROM read_parquet(?) e "
                 "WHERE event_id IN (SELECT event_id FROM read_parquet(?))",
                 [str(events), str(results)],
-            ).fetchone()
+            ).fetchall()[0]
             if lo is not None:
                 bounds["events"] = (Month.of(lo), Month.of(hi))
     finally:

@@ -67,7 +67,7 @@ def read_counts(warehouse: Warehouse) -> list[FeedCounts]:
 def quarantine_lines(warehouse: Warehouse, limit: int = MAX_LISTED_PROBLEMS) -> tuple[int, list[str]]:
     con = duckdb.connect(str(warehouse.duckdb_path))
     try:
-        total = con.execute(f"SELECT count(*) FROM {QUARANTINE_TABLE}").fetchone()[0]
+        total = con.execute(f"SELECT count(*) FROM {QUARANTINE_TABLE}").fetchall()[0][0]
         rows = con.execute(
             f"SELECT feed, reason, source_file, source_line, coalesce(record_key, ''), detail FROM {QUARANTINE_TABLE} "
             "ORDER BY feed, source_file, source_line NULLS FIRST LIMIT ?", [limit]).fetchall()

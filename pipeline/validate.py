@@ -92,7 +92,7 @@ def record_corrections(con, feed: Feed) -> int:
         ORDER BY old._row_id""",
         [feed.name],
     )
-    return con.execute(f"SELECT count(*) FROM {typed} WHERE _replaced").fetchone()[0]
+    return con.execute(f"SELECT count(*) FROM {typed} WHERE _replaced").fetchall()[0][0]
 
 
 def _candidates_sql(feed: Feed) -> str:
@@ -123,7 +123,7 @@ def _candidates_sql(feed: Feed) -> str:
 def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) -> dict[int, list[str]]:
     """Row id -> failed rule names, from the feed's Pandera model run in DuckDB (lazy: all failures)."""
     model = FEED_MODELS[feed.name]
-    if con.execute(f"SELECT count(*) FROM {candidates}").fetchone()[0] == 0:
+    if con.execute(f"SELECT count(*) FROM {candidates}").fetchall()[0][0] == 0:
         return {}  # nothing delivered; Pandera's null checks misreport on an empty table
     table = ibis.duckdb.from_connection(con).table(candidates)
     try:
@@ -201,22 +201,22 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
 def feed_counts(con: duckdb.DuckDBPyConnection, feed: Feed, files: list[str]) -> FeedCounts:
     """The feed's balance: rows in, valid, quarantined, replaced, and quarantine reasons."""
     counts = FeedCounts(feed.name, files=len(files))
-    staged = con.execute(f"SELECT count(*) FROM {typed_table(feed)}").fetchone()[0]
+    staged = con.execute(f"SELECT count(*) FROM {typed_table(feed)}").fetchall()[0][0]
     broken_lines = con.execute(
         f"SELECT count(*) FROM {QUARANTINE_TABLE} WHERE feed = ? AND record_key IS NULL AND source_line IS NOT NULL",
         [feed.name],
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     counts.rows_in = staged + broken_lines
-    counts.valid = con.execute(f"SELECT count(*) FROM {feed.name}").fetchone()[0]
-    counts.replaced = con.execute(f"SELECT count(*) FROM {typed_table(feed)} WHERE _replaced").fetchone()[0]
+    counts.valid = con.execute(f"SELECT count(*) FROM {feed.name}").fetchall()[0][0]
+    counts.replaced = con.execute(f"SELECT count(*) FROM {typed_table(feed)} WHERE _replaced").fetchall()[0][0]
     counts.quarantined = con.execute(
         f"SELECT count(*) FROM {QUARANTINE_TABLE} WHERE feed = ? AND (record_key IS NOT NULL OR source_line IS NOT NULL)",
         [feed.name],
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     counts.files_rejected = con.execute(
         f"SELECT count(DISTINCT source_file) FROM {QUARANTINE_TABLE} WHERE feed = ? AND record_key IS NULL AND source_line IS NULL",
         [feed.name],
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     counts.reasons = dict(
         con.execute(
             f"SELECT reason, count(*) FROM {QUARANTINE_TABLE} WHERE feed = ? GROUP BY 1 ORDER BY 1",

@@ -169,6 +169,7 @@ def test_ordered_keys_agree_with_a_sorted_list(seed, operations):
         probe = rng.randrange(universe + 1)
         assert keys.rank(probe) == sum(1 for k in model if k < probe)
         assert (probe in keys) == (probe in model)
+        assert keys.index(probe) == (model.index(probe) if probe in model else None)
     assert list(keys) == model and len(keys) == len(model)
     copy = keys.copy()
     copy.add(universe + 10)

@@ -16,6 +16,21 @@ update cost about O(log n) and the month-end table is read in order without a so
 expiries (last game + 2 years) are queued in game order; since games arrive in date order the
 queue is already sorted by expiry, so expiring is a pop from its front. A step copies the state
 it changes (O(players) per month, never per game).
+
+Decisions where SPEC §3.3 is silent:
+- A result belongs to the power's responsible player (SPEC §2); a power counts once per game.
+- A player whose next game comes more than 7 years after the last starts over: that game's
+  history row has a null `rating_before`, like a first game.
+- Player of the month: the change is the month-end table points minus the table points the
+  player carried into the month (listed or not, since an unlisted player keeps their games);
+  a player with no games before the month, or whose games restarted in it, counts from 0. The
+  change may be negative; the largest wins even then, and ties share.
+- The yearly awards count only games of the configured variants; "first-ever game" (rookie)
+  is the player's first counted game, never a game after a 7-year restart. King of the
+  mountain is rank 1 of the December table, which the order makes unique. Most valuable
+  victory and rookie of the year name the game; a player can win them with several games.
+- Months must be stepped consecutively, and a counted game must finish in the stepped month;
+  anything else is a ValueError rather than a silently wrong table.
 """
 from __future__ import annotations
 
@@ -23,7 +38,7 @@ import datetime as dt
 from collections import deque
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, ClassVar, Iterable, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -332,10 +347,9 @@ class EaglePoints:
     history_model: ClassVar[type] = EagleHistory
     extra_models: ClassVar[dict[str, type]] = {"awards": EagleAwards}
 
-    def __init__(self, variants: Iterable[str] = ("standard",), positions: str = "published") -> None:
-        if isinstance(variants, str):
-            variants = (variants,)
-        self.variants: tuple[str, ...] = tuple(variants)
+    def __init__(self, variants: tuple[str, ...] = ("standard",), positions: str = "published") -> None:
+        # A bare string would otherwise be read as a tuple of its letters.
+        self.variants: tuple[str, ...] = (variants,) if isinstance(variants, str) else tuple(variants)
         if not self.variants:
             raise ValueError("eagle: `variants` needs at least one variant name")
         if positions not in POSITION_MODES:
@@ -419,15 +433,13 @@ class EaglePoints:
     def _position(self, player_id: str, players: dict[str, PlayerRecord], listed: OrderedKeys,
                   published_positions: dict[str, int]) -> int | None:
         """The player's table position under the configured mode; None when unlisted."""
-        if not self.positions == "live":
+        if self.positions != "live":
             return published_positions.get(player_id)
         record = players.get(player_id)
         if record is None:
             return None
-        key = table_key(player_id, record)
-        if key not in listed:
-            return None
-        return listed.rank(key) + 1
+        index = listed.index(table_key(player_id, record))
+        return None if index is None else index + 1
 
     @staticmethod
     def _month_table(listed: OrderedKeys, players: dict[str, PlayerRecord]) -> tuple[pa.Table, dict[str, int], tuple[str, int] | None]:

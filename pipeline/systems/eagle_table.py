@@ -70,6 +70,17 @@ class OrderedKeys:
             return self._size
         return self._keys_before_block(i) + bisect_left(self._blocks[i], key)
 
+    def index(self, key: Any) -> int | None:
+        """0-based position of `key`, or None when it is not in the set."""
+        i = bisect_left(self._maxes, key)
+        if i == len(self._blocks):
+            return None
+        block = self._blocks[i]
+        j = bisect_left(block, key)
+        if j == len(block) or block[j] != key:
+            return None
+        return self._keys_before_block(i) + j
+
     def add(self, key: Any) -> None:
         """Insert `key`; a key already present is left as it is."""
         if not self._blocks:
