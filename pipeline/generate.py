@@ -391,25 +391,23 @@ def player_pool(
     names, country = random_names(gen, n)
     country = np.where(gen.random(n) < 0.08, -1, country)  # some registry rows without a country
     weight = np.clip(gen.lognormal(0.0, 0.8, n), 0.15, 6.0)
-    years = np.arange(first_year, last_year + 1)
     if windows:
         s1 = np.maximum(gen.integers(first_year - 4, last_year + 1, n), first_year)
         e1 = s1 + gen.geometric(0.25, n) - 1
         back = gen.random(n) < 0.30
         s2 = np.where(back, e1 + gen.integers(2, 9, n) + 1, last_year + 100)
         e2 = s2 + gen.geometric(0.30, n) - 1
-        on = ((years[None, :] >= s1[:, None]) & (years[None, :] <= e1[:, None])) | (
-            (years[None, :] >= s2[:, None]) & (years[None, :] <= e2[:, None])
-        )
-    else:
-        on = np.ones((n, span), dtype=bool)
     floor = min(n, min_active)
-    for j in range(span):
-        short = floor - int(on[:, j].sum())
-        if short > 0:
-            off = np.flatnonzero(~on[:, j])
-            on[gen.choice(off, size=short, replace=False), j] = True
-    active = [np.flatnonzero(on[:, j]) for j in range(span)]
+    active = []
+    for year in range(first_year, last_year + 1):
+        if windows:
+            on = ((s1 <= year) & (year <= e1)) | ((s2 <= year) & (year <= e2))
+        else:
+            on = np.ones(n, dtype=bool)
+        short = floor - int(on.sum())
+        if short > 0:  # a thin year: a few players drop in for that year only
+            on[gen.choice(np.flatnonzero(~on), size=short, replace=False)] = True
+        active.append(np.flatnonzero(on))
     return PlayerPool(
         ids=ids,
         names=names,
@@ -704,9 +702,12 @@ def events_tables(
     country_index = {c: i for i, c in enumerate(COUNTRY_NAMES)}
 
     res_event, res_player, res_place = [], [], []
+    tournament_players: dict[int, np.ndarray] = {}
     for eid, (end, start, name, city, country, rounds, field, world) in zip(event_ids, records):
         pool_year = pool._year_pool(end.year)
-        f2f = pool_year[pool.face_to_face[pool_year]]
+        if end.year not in tournament_players:
+            tournament_players[end.year] = pool_year[pool.face_to_face[pool_year]]
+        f2f = tournament_players[end.year]
         candidates = f2f if len(f2f) >= 2 * field else pool_year
         listed = field if gen.random() < 0.7 else max(2, int(np.ceil(field * gen.uniform(0.5, 0.95))))
         listed = min(listed, len(candidates))

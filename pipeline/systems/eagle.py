@@ -225,14 +225,17 @@ def table_key(player_id: str, record: PlayerRecord) -> tuple[int, int, int, str]
 # State
 # ---------------------------------------------------------------------------------------------
 
+Best = tuple[int, tuple[tuple[str, str], ...]]  # a running maximum: (value, ((player, game), ...))
+
+
 @dataclass(frozen=True)
 class YearTally:
     """What the year's awards need, gathered game by game (reset each January)."""
 
     year: int | None = None
     points_in_year: dict[str, int] = field(default_factory=dict)
-    best_victory: tuple[int, tuple[tuple[str, str], ...]] = (0, ())  # (V, ((player, game), ...))
-    best_rookie: tuple[int, tuple[tuple[str, str], ...]] = (0, ())   # (points, ((player, game), ...))
+    best_victory: Best = (0, ())  # (V, ((player, game), ...))
+    best_rookie: Best = (0, ())   # (points, ((player, game), ...))
 
 
 @dataclass(frozen=True)
@@ -272,7 +275,7 @@ def expire_listing(listed: OrderedKeys, expiries: deque, players: dict[str, Play
             listed.discard(table_key(pid, record))
 
 
-def best_entries(best: tuple[int, tuple[tuple[str, str], ...]], value: int, entry: tuple[str, str]) -> tuple[int, tuple[tuple[str, str], ...]]:
+def best_entries(best: Best, value: int, entry: tuple[str, str]) -> Best:
     """Running maximum with ties kept: the new best, or the old one with `entry` added on a tie."""
     best_value, entries = best
     if not entries or value > best_value:
@@ -327,7 +330,8 @@ def history_table(rows: list[tuple]) -> pa.Table:
         pa.array(game_ids, pa.string()),
         pa.array(days, pa.date32()),
         pa.array(pids, pa.string()),
-        *(hundredths_to_float64(pa.array(column, pa.int64())) for column in (before, after, contribution, value, earned)),
+        *(hundredths_to_float64(pa.array(column, pa.int64()))
+          for column in (before, after, contribution, value, earned)),
     ], schema=HISTORY_SCHEMA)
 
 
@@ -442,7 +446,8 @@ class EaglePoints:
         return None if index is None else index + 1
 
     @staticmethod
-    def _month_table(listed: OrderedKeys, players: dict[str, PlayerRecord]) -> tuple[pa.Table, dict[str, int], tuple[str, int] | None]:
+    def _month_table(listed: OrderedKeys, players: dict[str, PlayerRecord],
+                     ) -> tuple[pa.Table, dict[str, int], tuple[str, int] | None]:
         """The month-end table in rank order, the positions that score next month, and the leader."""
         if not len(listed):
             return RANKINGS_SCHEMA.empty_table(), {}, None
@@ -497,7 +502,7 @@ class EaglePoints:
         return EagleState(month, players, dict(data["published_positions"]), tally, listed, expiries)
 
 
-def _entries(data: Any) -> tuple[int, tuple[tuple[str, str], ...]]:
+def _entries(data: Any) -> Best:
     """A (value, ((player, game), ...)) pair back from its checkpoint form."""
     value, entries = data
     return (int(value), tuple((pid, gid) for pid, gid in entries))

@@ -1,0 +1,131 @@
+"""End to end: the `diprank` command on the bundled sample and on bad data."""
+import os
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.locking import warehouse_lock
+from pipeline.months import Month, month_range
+from pipeline.store import Warehouse
+from pipeline.systems.registry import SYSTEM_NAMES
+from tests.support import REPO, make_raw, run_cli, tree_bytes
+from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS, bad_game
+
+DIPRANK = REPO / ".venv" / "bin" / "diprank"
+
+
+def diprank(*args, env=None, timeout=600):
+    command = [str(DIPRANK)] if DIPRANK.exists() else [sys.executable, "-m", "pipeline.cli"]
+    return subprocess.run([*command, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    warehouse = tmp_path_factory.mktemp("sample") / "warehouse"
+    done = diprank("run", "--raw", "data/raw", "--warehouse", str(warehouse))
+    return warehouse, done
+
+
+def test_sample_run_succeeds_and_summarises(sample_run):
+    warehouse, done = sample_run
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    for word in ("rows in", "valid", "quarantined", "snapshots written", "top 5"):
+        assert word in done.stdout
+    for system in SYSTEM_NAMES:
+        assert f"{system} top 5" in done.stdout
+
+
+def test_sample_run_writes_every_month_of_every_system(sample_run):
+    warehouse, _ = sample_run
+    store = Warehouse(warehouse)
+    last = max(store.written_months("rankings", s)[-1] for s in SYSTEM_NAMES)
+    for system in SYSTEM_NAMES:
+        months = store.written_months("rankings", system)
+        assert months == month_range(months[0], last), system
+        assert store.written_months("history", system) == months
+    assert store.written_months("awards", "eagle") == store.written_months("rankings", "eagle")
+    assert (warehouse / "diprank.duckdb").exists()
+
+
+def test_duckdb_views_answer_dashboard_queries(sample_run):
+    import duckdb
+
+    warehouse, _ = sample_run
+    con = duckdb.connect(str(warehouse / "diprank.duckdb"), read_only=True)
+    latest = con.execute(
+        "SELECT system, max(as_of) FROM rankings_dip_pouch GROUP BY 1").fetchall()
+    assert latest and latest[0][0] == "dip_pouch"
+    for view in ("rankings_club", "rankings_eagle", "rankings_diwz", "history_diwz", "awards_eagle"):
+        assert con.execute(f"SELECT count(*) FROM {view}").fetchall()[0][0] > 0
+    assert con.execute("SELECT count(*) FROM games").fetchall()[0][0] > 0
+
+
+def test_same_input_same_bytes(sample_run, tmp_path):
+    warehouse, _ = sample_run
+    again = tmp_path / "again"
+    code, out, err = run_cli("run", "--raw", str(REPO / "data" / "raw"), "--warehouse", str(again), "--quiet")
+    assert code == 0, out + err
+    first, second = tree_bytes(warehouse), tree_bytes(again)
+    assert first.keys() == second.keys() and first == second
+
+
+def test_bad_data_lands_the_valid_rows_and_strict_fails(tmp_path):
+    raw = make_raw(tmp_path / "raw", games=GOOD_GAME + bad_game(France={"result": "solo"}),
+                   events=[GOOD_EVENT], event_results=GOOD_RESULTS + [{"event_id": "nope", "player_id": "q", "placement": 1}])
+    (raw / "games" / "broken.parquet").write_bytes(b"PAR1 not really")
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w1"))
+    assert code == 0, out + err
+    assert "not_one_solo_or_a_draw" in out and "unknown_event" in out and "unreadable_file" in out
+    assert (tmp_path / "w1" / "rankings" / "dip_pouch").is_dir()
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w2"), "--strict")
+    assert code == 1
+    assert "strict mode: 5 quarantine entries" in out and "nothing was rated" in out
+    assert not (tmp_path / "w2" / "rankings").exists()
+    assert "Traceback" not in out + err
+
+
+def test_strict_subprocess_message(tmp_path):
+    raw = make_raw(tmp_path / "raw", games=GOOD_GAME + bad_game(Germany={"centres": 3}))
+    done = diprank("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--strict")
+    assert done.returncode == 1
+    assert "eliminated_with_centres" in done.stdout and "strict mode" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--raw", "/nonexistent/raw"], "does not exist"),
+    (["--from", "2020-05", "--to", "2020-01"], "is after"),
+])
+def test_usage_errors(tmp_path, args, message):
+    raw = make_raw(tmp_path / "raw", games=GOOD_GAME)
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), *args)
+    assert code == 2 and message in err
+
+
+def test_nothing_valid_is_an_error(tmp_path):
+    raw = make_raw(tmp_path / "raw", games=bad_game(France={"result": "solo"}))
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"))
+    assert code == 1 and "nothing to rate" in out
+
+
+def test_second_run_on_the_same_warehouse_refuses(tmp_path):
+    raw = make_raw(tmp_path / "raw", games=GOOD_GAME)
+    store = Warehouse(tmp_path / "w")
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from pipeline.locking import warehouse_lock\n"
+         f"with warehouse_lock(Path({str(store.lock_path)!r})):\n print('held', flush=True); time.sleep(60)"],
+        cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(store.root))
+        assert code == 3 and "another diprank run" in err and "--wait" in err
+    finally:
+        holder.kill()
+        holder.wait()
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(store.root), "--quiet")
+    assert code == 0, out + err
