@@ -86,6 +86,7 @@ EVENTS = (
     ("nordic-open-2020", "Nordic Open 2020", "2020-02-15", "2020-02-16", "Oslo", "Norway", 2, 16, 16, False, {0: 2}),
 )
 # World DipCon VIII's event row is handcrafted (events/wdd_events.csv); its list here is synthetic.
+# id, end, country, field, listed (the top 40 of 77), regulars' list positions.
 WDC_VIII = ("wdc-viii-1998", "1998-05-24", "USA", 77, 40, {0: 11, 2: 23})
 
 
@@ -186,9 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     games = games_table(
         games_seed, pool, days, ids,
-        variants=tuple(v for v in VARIANTS if len(v.powers) == 7), sites=("dip2000", "deac"), site_shares=(0.6, 0.4), replacement_rate=0.03,
+        variants=tuple(v for v in VARIANTS if len(v.powers) == 7),  # 7 powers in the sample
+        sites=("dip2000", "deac"), site_shares=(0.6, 0.4), replacement_rate=0.03,
     )
     day = games.column("finished_on")
+
     def between(first: str, last: str) -> pa.Table:
         lo, hi = pa.scalar(dt.date.fromisoformat(first)), pa.scalar(dt.date.fromisoformat(last))
         return games.filter(pc.and_(pc.greater_equal(day, lo), pc.less_equal(day, hi)))
@@ -214,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     write_table(events, out / "events/synthetic_events.csv", "csv")
     results = event_results(events_seed, f_ids, f_names, f_countries)
+
     def results_table(keep) -> pa.Table:
         return pa.Table.from_pylist(
             [

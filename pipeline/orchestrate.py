@@ -15,11 +15,13 @@ from pipeline.feeds import FEEDS
 from pipeline.inputs import feed_bounds
 from pipeline.months import Month, month_range
 from pipeline.store import Warehouse
-from pipeline.systems.registry import SYSTEM_NAMES, system_class
+from pipeline.runner import first_stale_month
+from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key, system_class
 from pipeline.validate import FeedCounts, QUARANTINE_TABLE, feed_counts
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 MAX_LISTED_PROBLEMS = 20
+TOP_N = 5
 
 
 @dataclass
@@ -46,6 +48,9 @@ def _failure_message(result) -> str:
     for event in result.all_events:
         if event.is_step_failure:
             error = event.step_failure_data.error
+            # The user's exception is the innermost cause of Dagster's wrapper.
+            while error is not None and error.cause is not None:
+                error = error.cause
             message = error.message.strip().splitlines()[0] if error else "step failed"
             return f"{event.step_key}: {message}"
     return "the run failed"
@@ -90,15 +95,20 @@ def format_counts(counts: list[FeedCounts]) -> str:
 
 
 def system_range(system: str, warehouse: Warehouse, first: Month | None, last: Month | None,
-                 start_month: Month) -> tuple[Month, Month] | None:
-    """The partition range a run computes for a system, or None when it has no data."""
+                 settings) -> tuple[Month, Month] | None | str:
+    """The partition range a run computes for a system: from --from, else from the first month whose
+    outputs are missing or stale (late or corrected data); None without data, "current" if nothing to do."""
     bounds = feed_bounds(warehouse)
     own = bounds[system_class(system).feed]
     if own is None:
         return None
-    ends = [b[1] for b in bounds.values() if b is not None]
-    lo = max(first or own[0], own[0], start_month)
-    hi = last or max(ends)
+    hi = last or max(b[1] for b in bounds.values() if b is not None)
+    if first is None:
+        stale = first_stale_month(build_system(system, settings), warehouse, config_key(system, settings), hi)
+        if stale is None:
+            return "current"
+        first = stale
+    lo = max(first, own[0], settings.start_month)
     return (lo, hi) if lo <= hi else None
 
 
@@ -106,7 +116,7 @@ def top_lines(warehouse: Warehouse, system: str, month: Month) -> list[str]:
     path = warehouse.rankings(system, month)
     if not path.exists():
         return []
-    table = pq.read_table(path, columns=["rank", "player_id", "player_name", "rating"]).slice(0, 5)
+    table = pq.read_table(path, columns=["rank", "player_id", "player_name", "rating"]).slice(0, TOP_N)
     return [f"    {r['rank']:>3}. {(r['player_name'] or r['player_id'])[:32]:<32} {r['rating']:>9.2f}"
             for r in table.to_pylist()]
 
@@ -117,6 +127,7 @@ def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: M
     from pipeline.config import Settings
 
     started = time.perf_counter()
+    warehouse.remove_leftovers()
     raw_assets, validated_assets, rating_assets, asset_name, resource = _definitions()
     unknown = sorted(set(systems or []) - set(SYSTEM_NAMES))
     if unknown:
@@ -143,12 +154,15 @@ def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: M
     if all(c.valid == 0 for c in counts if c.feed != "players"):
         print("\ndiprank: no valid results in any feed; nothing to rate.")
         return 1
-    start_month = Settings.from_env().start_month
+    settings = Settings.from_env()
     runs: list[SystemRun] = []
     for name in systems or SYSTEM_NAMES:
-        window = system_range(name, warehouse, first, last, start_month)
+        window = system_range(name, warehouse, first, last, settings)
         if window is None:
             runs.append(SystemRun(name, None, None, 0, 0.0, "no data in range"))
+            continue
+        if window == "current":
+            runs.append(SystemRun(name, None, None, 0, 0.0, "up to date (no new, late or corrected data)"))
             continue
         lo, hi = window
         say(f"{name}: {lo} … {hi}")
@@ -171,8 +185,10 @@ def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: M
         print(f"  {run.system:<10} {run.first} … {run.last}  {run.months:>4} months  {run.seconds:6.1f} s"
               f"  {warehouse.root / 'rankings' / run.system}")
     for run in runs:
-        if run.last is not None:
-            print(f"\n  {run.system} top {5} as of {run.last.last_day}:")
-            print("\n".join(top_lines(warehouse, run.system, run.last)) or "    (no one listed)")
+        written = warehouse.written_months("rankings", run.system)
+        shown = run.last or (written[-1] if written else None)
+        if shown is not None:
+            print(f"\n  {run.system} top {TOP_N} as of {shown.last_day}:")
+            print("\n".join(top_lines(warehouse, run.system, shown)) or "    (no one listed)")
     print(f"\ndone in {time.perf_counter() - started:.1f} s; DuckDB: {warehouse.duckdb_path}")
     return 0

@@ -7,6 +7,7 @@ from typing import Callable
 
 import pyarrow as pa
 
+from pipeline.fingerprint import cumulative_fingerprints
 from pipeline.inputs import feed_bounds, read_registry, read_results, split_by_month
 from pipeline.months import Month, month_range
 from pipeline.snapshots import Carry, PendingMonth, finalize_history, finalize_rankings, note_names, write_months
@@ -33,20 +34,38 @@ class RunResult:
     seconds: float = 0.0
 
 
-def _checkpoint_payload(system: RatingSystem, state, carry: Carry, config_key: str) -> dict:
-    return {"config": config_key, "state": system.encode_state(state), "carry": carry.encode()}
+def _checkpoint_payload(system: RatingSystem, state, carry: Carry, config_key: str, fingerprint: str) -> dict:
+    return {"config": config_key, "fingerprint": fingerprint, "state": system.encode_state(state),
+            "carry": carry.encode()}
 
 
 def resume_point(warehouse: Warehouse, system: RatingSystem, first: Month, data_first: Month,
-                 config_key: str) -> tuple[Month, object, Carry]:
-    """Where to start for a run that must cover `first`: the latest usable checkpoint before it,
-    else the system's first month with data from the initial state."""
-    usable = [m for m in warehouse.checkpoint_months(system.name) if m < first and m >= data_first.previous()]
+                 config_key: str, chain: dict[Month, str]) -> tuple[Month, object, Carry]:
+    """Where to start for a run that must cover `first`: the latest checkpoint before it whose inputs
+    are still the current ones (late data makes later checkpoints stale), else the system's first
+    month with data, from the initial state."""
+    usable = [m for m in warehouse.checkpoint_months(system.name) if data_first <= m < first]
     for month in reversed(usable):
         payload = warehouse.load_checkpoint(system.name, month)
-        if payload.get("config") == config_key:
+        if payload.get("config") == config_key and payload.get("fingerprint") == chain.get(month):
             return month.next(), system.decode_state(payload["state"]), Carry.decode(payload["carry"])
     return data_first, system.initial_state(), Carry()
+
+
+def first_stale_month(system: RatingSystem, warehouse: Warehouse, config_key: str,
+                      last: Month | None = None) -> Month | None:
+    """The earliest month whose outputs are missing or were computed from other inputs; None if current."""
+    bounds = feed_bounds(warehouse)
+    own = bounds[system.feed]
+    if own is None:
+        return None
+    last = last or max(b[1] for b in bounds.values() if b is not None)
+    chain = cumulative_fingerprints(warehouse, system.feed, config_key, own[0], last)
+    manifest = warehouse.load_manifest(system.name)
+    for month, fingerprint in chain.items():
+        if manifest.get(str(month)) != fingerprint or not warehouse.rankings(system.name, month).exists():
+            return month
+    return None
 
 
 def run_system(
@@ -72,7 +91,8 @@ def run_system(
     if first > last:
         result.seconds = time.perf_counter() - started
         return result
-    start, state, carry = resume_point(warehouse, system, first, data_first, config_key)
+    chain = cumulative_fingerprints(warehouse, system.feed, config_key, data_first, last)
+    start, state, carry = resume_point(warehouse, system, first, data_first, config_key, chain)
     if start < first:
         result.replayed_from = start
     months = month_range(start, last)
@@ -94,12 +114,15 @@ def run_system(
         result.history_rows += history.num_rows
         is_last = index == len(months) - 1
         if month.month == 12 or is_last:
-            checkpoints.append((month, _checkpoint_payload(system, state, carry, config_key)))
+            checkpoints.append((month, _checkpoint_payload(system, state, carry, config_key, chain[month])))
         if buffered >= FLUSH_ROWS or is_last:
             write_months(warehouse, system, pending)
-            # A checkpoint is saved only once the files it stands for are on disk.
+            # Checkpoints and the manifest are saved only once the files they stand for are on disk.
             for cp_month, payload in checkpoints:
                 warehouse.save_checkpoint(system.name, cp_month, payload)
+            manifest = warehouse.load_manifest(system.name)
+            manifest.update({str(p.month): chain[p.month] for p in pending})
+            warehouse.save_manifest(system.name, manifest)
             if progress:
                 progress(f"{system.name}: wrote {pending[0].month}..{pending[-1].month} "
                          f"({index + 1}/{len(months)} months)")

@@ -90,7 +90,30 @@ class Warehouse:
 
     def checkpoint_months(self, system: str) -> list[Month]:
         folder = self.root / "state" / system
-        return sorted(Month.parse(p.stem) for p in folder.glob("*.json")) if folder.is_dir() else []
+        if not folder.is_dir():
+            return []
+        return sorted(Month.parse(p.stem) for p in folder.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9].json"))
+
+    def manifest_path(self, system: str) -> Path:
+        return self.root / "state" / system / "manifest.json"
+
+    def load_manifest(self, system: str) -> dict[str, str]:
+        """Month -> cumulative input fingerprint of the outputs on disk."""
+        path = self.manifest_path(system)
+        return state_codec.loads(path.read_bytes()) if path.exists() else {}
+
+    def save_manifest(self, system: str, manifest: dict[str, str]) -> None:
+        atomic_write_bytes(self.manifest_path(system), state_codec.dumps(manifest))
+
+    def remove_leftovers(self) -> int:
+        """Delete temporary files a killed run left behind (only ever `.<name>.tmp`); call under the lock."""
+        removed = 0
+        if self.root.is_dir():
+            for path in self.root.rglob(".*.tmp"):
+                if path.is_file():
+                    path.unlink(missing_ok=True)
+                    removed += 1
+        return removed
 
     def save_checkpoint(self, system: str, month: Month, payload) -> None:
         atomic_write_bytes(self.checkpoint(system, month), state_codec.dumps(payload))

@@ -85,6 +85,10 @@ def game_rule_violations(rows: list[dict]) -> list[str]:
             problems.append(f"{r['power']}: {r['result']} needs a centre")
         if r["replacement_denies"] and not r["original_player_id"]:
             problems.append(f"{r['power']}: denies without an original player")
+    if not dt.date(1954, 1, 1) <= dt.date.fromisoformat(rows[0]["finished_on"]) <= dt.date.today():
+        problems.append("finished_on before 1954 or in the future")
+    if any(r["result"] not in ("solo", "draw", "survived", "eliminated", "anarchy") for r in rows):
+        problems.append("unknown result")
     if sum(r["centres"] for r in rows) > rows[0]["supply_centres"]:
         problems.append("more centres than the map")
     return problems

@@ -194,19 +194,19 @@ class PlayerRecord(NamedTuple):
     recent: tuple[int, ...]  # points of the last (up to) 10 games, oldest first
 
 
-def record_after_game(record: PlayerRecord | None, game_points: int, game_date: dt.date) -> PlayerRecord:
-    """The player's record after one more game (a None record or a restart begins from nothing)."""
-    if record is None or starts_over(record.last_game, game_date):
-        return PlayerRecord(game_points, 1, game_date, (game_points,))
-    recent = (record.recent + (game_points,))[-GAMES_COUNTED:]
-    return PlayerRecord(sum(recent), record.games + 1, game_date, recent)
-
-
-def points_before_game(record: PlayerRecord | None, game_date: dt.date) -> int | None:
-    """Table points the player brings into a game; None for no games (new, or starting over)."""
+def carried_record(record: PlayerRecord | None, game_date: dt.date) -> PlayerRecord | None:
+    """The record a player brings into a game on `game_date`: None when new or starting over."""
     if record is None or starts_over(record.last_game, game_date):
         return None
-    return record.points
+    return record
+
+
+def record_after_game(carried: PlayerRecord | None, game_points: int, game_date: dt.date) -> PlayerRecord:
+    """The player's record after one more game, from the carried record (None: from nothing)."""
+    if carried is None:
+        return PlayerRecord(game_points, 1, game_date, (game_points,))
+    recent = (carried.recent + (game_points,))[-GAMES_COUNTED:]
+    return PlayerRecord(sum(recent), carried.games + 1, game_date, recent)
 
 
 def points_to_defend(record: PlayerRecord) -> int | None:
@@ -392,17 +392,19 @@ class EaglePoints:
             game_value = sum(contributions)
             draw_size = sum(1 for power in game.powers if power.result == "draw")
             value = Decimal(game_value) / CENTS
+            ends = listing_ends(day)
             for power, contribution in zip(game.powers, contributions):
                 pid = power.player_id
                 earned = to_cents(result_points(power.result, power.centres, value, draw_size))
                 record = players.get(pid)
-                before = points_before_game(record, day)
+                carried = carried_record(record, day)
+                before = None if carried is None else carried.points
                 if record is not None:
                     listed.discard(table_key(pid, record))
-                updated = record_after_game(record, earned, day)
+                updated = record_after_game(carried, earned, day)
                 players[pid] = updated
                 listed.add(table_key(pid, updated))
-                expiries.append((listing_ends(day), pid))
+                expiries.append((ends, pid))
                 month_start_points.setdefault(pid, before or 0)
                 points_in_year[pid] = points_in_year.get(pid, 0) + earned
                 if power.result == "solo":
@@ -455,7 +457,7 @@ class EaglePoints:
         neg_points, games, neg_days, pids = zip(*listed)
         n = len(pids)
         points = hundredths_to_float64(pc.negate(pa.array(neg_points, pa.int64())))
-        defend = [players[pid].recent[0] if count >= GAMES_COUNTED else None for pid, count in zip(pids, games)]
+        defend = [points_to_defend(players[pid]) for pid in pids]
         new_eagles = np.full(n, cents_to_float(UNLISTED_CENTS))
         scoring = min(n, LAST_SCORING_POSITION)
         new_eagles[:scoring] = CONTRIBUTION_FLOATS[1:scoring + 1]

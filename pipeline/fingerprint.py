@@ -1,0 +1,68 @@
+"""Fingerprints of each month's inputs, so late or corrected data marks exactly the months it changes.
+
+A month's fingerprint is the row count and an order-independent hash of its rows; the cumulative
+fingerprint of month M chains every month up to M with the system's configuration and the player
+registry, so "month M's outputs are current" is one string comparison.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import duckdb
+
+from pipeline.months import Month, month_range
+from pipeline.store import Warehouse
+
+GAMES_SQL = """
+SELECT year(finished_on), month(finished_on), count(*),
+       bit_xor(hash(game_id, site, variant, supply_centres, finished_on, rated, power, player_id,
+                    player_name, original_player_id, replacement_denies, result, centres, eliminated_year))
+FROM read_parquet(?) GROUP BY 1, 2
+"""
+EVENTS_SQL = """
+SELECT year(e.end_date), month(e.end_date), count(*),
+       bit_xor(hash(e.event_id, e.name, e.start_date, e.end_date, e.rounds, e.num_players,
+                    e.is_world_championship, r.player_id, r.player_name, r.nationality, r.placement))
+FROM read_parquet(?) r JOIN read_parquet(?) e USING (event_id) GROUP BY 1, 2
+"""
+REGISTRY_SQL = "SELECT count(*), bit_xor(hash(player_id, name, country)) FROM read_parquet(?)"
+
+
+def month_fingerprints(warehouse: Warehouse, feed: str) -> dict[Month, str]:
+    """Fingerprint of the validated rows of each month that has any, for a feed kind."""
+    con = duckdb.connect(":memory:")
+    try:
+        if feed == "games":
+            path = warehouse.validated("games")
+            rows = con.execute(GAMES_SQL, [str(path)]).fetchall() if path.exists() else []
+        else:
+            results, events = warehouse.validated("event_results"), warehouse.validated("events")
+            rows = (con.execute(EVENTS_SQL, [str(results), str(events)]).fetchall()
+                    if results.exists() and events.exists() else [])
+    finally:
+        con.close()
+    return {Month(int(y), int(m)): f"{n}:{h}" for y, m, n, h in rows}
+
+
+def registry_fingerprint(warehouse: Warehouse) -> str:
+    path = warehouse.validated("players")
+    if not path.exists():
+        return "none"
+    con = duckdb.connect(":memory:")
+    try:
+        n, h = con.execute(REGISTRY_SQL, [str(path)]).fetchall()[0]
+    finally:
+        con.close()
+    return f"{n}:{h}"
+
+
+def cumulative_fingerprints(warehouse: Warehouse, feed: str, config_key: str, first: Month,
+                            last: Month) -> dict[Month, str]:
+    """For each month from the system's first month to `last`: a hash of everything that shapes it."""
+    per_month = month_fingerprints(warehouse, feed)
+    running = hashlib.sha256(f"{config_key}|{registry_fingerprint(warehouse)}|{first}".encode()).hexdigest()
+    chain = {}
+    for month in month_range(first, last):
+        running = hashlib.sha256(f"{running}|{month}|{per_month.get(month, '0:0')}".encode()).hexdigest()
+        chain[month] = running
+    return chain
