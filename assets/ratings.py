@@ -4,11 +4,12 @@ import logging
 import statistics
 
 from dagster import (
-    AssetDep, AssetExecutionContext, AssetKey, AssetsDefinition, BackfillPolicy, MaterializeResult,
-    MetadataValue, TimeWindowPartitionMapping, asset,
+    AssetCheckResult, AssetCheckSpec, AssetDep, AssetExecutionContext, AssetKey, AssetsDefinition,
+    BackfillPolicy, MaterializeResult, MetadataValue, TimeWindowPartitionMapping, asset,
 )
 
 from assets.metadata import column_schema, markdown_table
+from pipeline.checks import CHECK_DESCRIPTIONS, output_checks
 from pipeline.months import Month
 from pipeline.partitions import monthly_partitions
 from pipeline.resources import DiprankResource
@@ -51,6 +52,7 @@ def build_rating_asset(system_name: str) -> AssetsDefinition:
             + ". Each month starts from the previous month's state; a backfill runs as one run, oldest month first."
         ),
         metadata={"dagster/column_schema": column_schema(cls.rankings_model)},
+        check_specs=[AssetCheckSpec(name, asset=key, description=text) for name, text in CHECK_DESCRIPTIONS.items()],
     )
     def _rankings(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         window = context.partition_key_range
@@ -68,10 +70,18 @@ def build_rating_asset(system_name: str) -> AssetsDefinition:
                                     config_key=config_key(system_name, settings), progress=progress)
             except NothingToRate as empty:
                 context.log.warning(str(empty))
-                return MaterializeResult(metadata={"months_written": 0, "note": str(empty)})
+                result = None
+            outcomes = output_checks(diprank.warehouse, system, result.months if result else [])
             with diprank.duckdb() as con:
                 refresh_views(con, diprank.warehouse)
-        return MaterializeResult(metadata=rating_metadata(result))
+        return MaterializeResult(
+            metadata=rating_metadata(result) if result else {"months_written": 0},
+            check_results=[
+                AssetCheckResult(check_name=o.name, passed=o.passed,
+                                 metadata={"failures": o.failures, "examples": MetadataValue.json(o.examples)})
+                for o in outcomes
+            ],
+        )
 
     return _rankings
 

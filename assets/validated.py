@@ -2,7 +2,10 @@
 
 import os
 
-from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, AssetKey, AssetsDefinition,
+    MaterializeResult, MetadataValue, asset,
+)
 
 from assets.feeds import raw_asset_name
 from assets.metadata import column_schema
@@ -13,6 +16,9 @@ from pipeline.store import Warehouse
 from pipeline.validate import FEED_MODELS, QUARANTINE_TABLE, validate_and_count
 
 GROUP = "validated"
+
+BALANCED = "rows_balance"
+NOTHING_QUARANTINED = "nothing_quarantined"
 
 # Raw and validated feeds each validated asset reads (beyond its own raw feed).
 EXTRA_UPSTREAM = {
@@ -57,6 +63,12 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
         + f" Rows breaking a rule go to the quarantine table and `quarantine/{feed.name}.parquet`"
         + (" (a game is quarantined whole)." if feed is GAMES else "."),
         metadata={"dagster/column_schema": column_schema(model)},
+        check_specs=[
+            AssetCheckSpec(BALANCED, asset=AssetKey(feed.name),
+                           description="Rows in = valid + quarantined + replaced."),
+            AssetCheckSpec(NOTHING_QUARANTINED, asset=AssetKey(feed.name),
+                           description="No row or file of the feed was quarantined (a warning, not a failure)."),
+        ],
     )
     def _validated(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         warehouse = diprank.warehouse
@@ -78,7 +90,16 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
                 "balanced": counts.balanced,
                 "dagster/row_count": counts.valid,
                 "quarantine_reasons": MetadataValue.json(counts.reasons),
-            }
+            },
+            check_results=[
+                AssetCheckResult(check_name=BALANCED, passed=counts.balanced,
+                                 metadata={"rows_in": counts.rows_in, "valid": counts.valid,
+                                           "quarantined": counts.quarantined, "replaced": counts.replaced}),
+                AssetCheckResult(check_name=NOTHING_QUARANTINED,
+                                 passed=counts.quarantined == 0 and counts.files_rejected == 0,
+                                 severity=AssetCheckSeverity.WARN,
+                                 metadata={"reasons": MetadataValue.json(counts.reasons)}),
+            ],
         )
 
     return _validated

@@ -45,12 +45,12 @@ def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> 
             path = warehouse.validated("games")
             if not path.exists():
                 return GAME_COLUMNS.empty_table()
-            table = con.execute(GAMES_SQL, [str(path), first.first_day, last.last_day]).to_arrow_table()
+            table = con.sql(GAMES_SQL, params=[str(path), first.first_day, last.last_day]).to_arrow_table()
             return table.cast(GAME_COLUMNS)
         results, events = warehouse.validated("event_results"), warehouse.validated("events")
         if not (results.exists() and events.exists()):
             return EVENT_RESULT_COLUMNS.empty_table()
-        table = con.execute(EVENTS_SQL, [str(results), str(events), first.first_day, last.last_day]).to_arrow_table()
+        table = con.sql(EVENTS_SQL, params=[str(results), str(events), first.first_day, last.last_day]).to_arrow_table()
         return table.cast(EVENT_RESULT_COLUMNS)
     finally:
         con.close()

@@ -311,6 +311,7 @@ class ClubRating:
     title: ClassVar[str] = "Club rating (Rankings Explained)"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = True
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)  # no upper bound: win points grow with volume
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = ClubRankings
     history_model: ClassVar[type] = ClubHistory

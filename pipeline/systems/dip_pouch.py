@@ -70,6 +70,7 @@ class DipPouch:
     title: ClassVar[str] = "Dip Pouch Tournament Rating"
     feed: ClassVar[str] = "events"
     ties_share_rank: ClassVar[bool] = True
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, 100.0)  # a weighted mean of percentiles
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = DipPouchRankings
     history_model: ClassVar[type] = DipPouchHistory

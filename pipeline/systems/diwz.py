@@ -288,6 +288,7 @@ class DiWZ:
     title: ClassVar[str] = "DiWZ (Diplomacy-Wertungszahl)"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = True
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (100.0, 3500.0)  # plausible Elo-style numbers; outside means a defect
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = DiWZRankings
     history_model: ClassVar[type] = DiWZHistory

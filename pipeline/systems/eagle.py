@@ -346,6 +346,7 @@ class EaglePoints:
     title: ClassVar[str] = "Dip2000 Eagle points"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = False
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, 140.0)  # ten games of at most 14 points (standard board)
     extras: ClassVar[tuple[str, ...]] = ("awards",)
     rankings_model: ClassVar[type] = EagleRankings
     history_model: ClassVar[type] = EagleHistory

@@ -1,0 +1,85 @@
+"""Output checks fail on broken tables and pass on real ones; the assets report them to Dagster."""
+import datetime as dt
+
+import pyarrow as pa
+from dagster import AssetKey, DagsterInstance, materialize
+
+from pipeline.checks import HISTORY_AGREES, ONE_ROW_PER_PLAYER, RANKS_CONTIGUOUS, RATING_IN_RANGE, output_checks
+from pipeline.months import Month
+from pipeline.store import Warehouse, atomic_write_parquet
+from pipeline.systems.dip_pouch import DipPouch
+from pipeline.systems.eagle import EaglePoints
+from tests.support import environment, make_raw
+from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS
+
+MONTH = Month(2020, 3)
+
+
+def write(warehouse, system, ranks, ratings, players, history_after=None):
+    n = len(players)
+    atomic_write_parquet(warehouse.rankings(system, MONTH), pa.table({
+        "system": [system] * n, "as_of": [MONTH.last_day] * n, "rank": ranks, "player_id": players,
+        "rating": ratings}))
+    after = history_after or ratings
+    atomic_write_parquet(warehouse.history(system, MONTH), pa.table({
+        "system": [system] * n, "source_id": ["x"] * n, "source_date": [dt.date(2020, 3, 2)] * n,
+        "player_id": players, "rating_before": [None] * n, "rating_after": after}))
+
+
+def failed(warehouse, system_obj):
+    return {o.name for o in output_checks(warehouse, system_obj, [MONTH]) if not o.passed}
+
+
+def test_checks_pass_on_a_consistent_table(tmp_path):
+    w = Warehouse(tmp_path)
+    write(w, "dip_pouch", [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"])
+    assert failed(w, DipPouch()) == set()
+
+
+def test_each_check_can_fail(tmp_path):
+    w = Warehouse(tmp_path)
+    write(w, "dip_pouch", [1, 3, 3, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"])
+    assert failed(w, DipPouch()) == {RANKS_CONTIGUOUS}
+    write(w, "dip_pouch", [1, 2, 2, 4], [160.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"])
+    assert failed(w, DipPouch()) == {RATING_IN_RANGE}
+    write(w, "dip_pouch", [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "b", "d"])
+    assert ONE_ROW_PER_PLAYER in failed(w, DipPouch())
+    write(w, "dip_pouch", [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"],
+          history_after=[60.0, 50.0, 51.0, 45.0])
+    assert failed(w, DipPouch()) == {HISTORY_AGREES}
+
+
+def test_ordered_system_needs_unique_ranks(tmp_path):
+    w = Warehouse(tmp_path)
+    write(w, "eagle", [1, 2, 2], [10.0, 9.0, 9.0], ["a", "b", "c"])
+    assert failed(w, EaglePoints()) == {RANKS_CONTIGUOUS}
+
+
+def test_assets_report_their_checks(tmp_path):
+    """Asset layer: materialize ingest and one system on a temporary warehouse; every check passes."""
+    raw = make_raw(tmp_path / "raw", games=GOOD_GAME, events=[GOOD_EVENT], event_results=GOOD_RESULTS)
+    with environment(DIPRANK_RAW_DIR=str(raw), DIPRANK_WAREHOUSE_DIR=str(tmp_path / "w")):
+        from assets.feeds import raw_feed_assets
+        from assets.ratings import rating_assets
+        from assets.validated import validated_feed_assets
+        from pipeline.resources import diprank_resource
+
+        instance = DagsterInstance.ephemeral()
+        resources = {"diprank": diprank_resource()}
+        ingest = materialize([*raw_feed_assets, *validated_feed_assets], resources=resources, instance=instance)
+        assert ingest.success
+        checks = ingest.get_asset_check_evaluations()
+        assert {c.check_name for c in checks} == {"rows_balance", "nothing_quarantined"}
+        assert all(c.passed for c in checks)
+        rated = materialize(rating_assets, selection=[AssetKey("eagle_rankings")], resources=resources,
+                            instance=instance, tags={"dagster/asset_partition_range_start": "2020-03-01",
+                                                     "dagster/asset_partition_range_end": "2020-04-01"})
+        assert rated.success
+        evaluations = rated.get_asset_check_evaluations()
+        assert {e.check_name for e in evaluations} == {RANKS_CONTIGUOUS, ONE_ROW_PER_PLAYER, RATING_IN_RANGE,
+                                                       HISTORY_AGREES}
+        assert all(e.passed for e in evaluations)
+        materializations = rated.asset_materializations_for_node("eagle_rankings")
+        metadata = materializations[-1].metadata
+        assert metadata["months_written"].value == 2 and metadata["players_listed"].value == 3
+        assert "player_id" in metadata["preview"].value
