@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import html
 import math
+import os
 from pathlib import Path
 
 from pipeline.months import Month
-from pipeline.report import RATING_LABELS, Report, Section, decimal_text, rating_series
+from pipeline.report import (
+    RATING_LABELS, Report, Section, decimal_text, month_name, rating_series, whole_text,
+)
 from pipeline.store import atomic_write_bytes
 
 # Tableau 10: distinct hues that stay apart for the usual colour-vision deficiencies.
@@ -22,7 +25,8 @@ PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
            "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f")
 
 WIDTH, HEIGHT = 960, 420
-MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 20, 16, 44
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 40, 16, 44
+DOT_RADIUS = 3
 MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120, 240)
 MAX_X_TICKS = 12
 
@@ -147,6 +151,33 @@ def _tick_label(value: float, step: float) -> str:
     return f"{value:.{decimals}f}"
 
 
+def rating_text(system: str, value: float | None) -> str:
+    """A rating as the system prints it: DiWZ whole, the others with two decimals."""
+    return whole_text(value) if system == "diwz" else decimal_text(value)
+
+
+def series_path(points: list[tuple[Month, float]], x, y) -> str:
+    """SVG path data of one player's line: consecutive months joined, a gap where the player was
+    not listed, and a small diamond for a month standing alone (a line needs two points)."""
+    runs: list[list[tuple[float, float]]] = []
+    previous: Month | None = None
+    for month, rating in points:
+        if previous is None or _index(month) != _index(previous) + 1:
+            runs.append([])
+        runs[-1].append((x(month), y(rating)))
+        previous = month
+    d = []
+    for run in runs:
+        if len(run) == 1:
+            px, py = run[0]
+            r = DOT_RADIUS
+            d.append(f"M{_number(px - r)} {_number(py)} L{_number(px)} {_number(py - r)} "
+                     f"L{_number(px + r)} {_number(py)} L{_number(px)} {_number(py + r)} Z")
+        else:
+            d.append(" ".join(f"{'M' if i == 0 else 'L'}{_number(px)} {_number(py)}" for i, (px, py) in enumerate(run)))
+    return " ".join(d)
+
+
 def render_chart(report: Report) -> str:
     """The SVG figure: one path per player (gaps where a player was not listed) and a legend."""
     series = rating_series(report)
@@ -211,23 +242,13 @@ def render_chart(report: Report) -> str:
     legend = []
     for number, (pid, name) in enumerate(players):
         colour = PALETTE[number % len(PALETTE)]
-        d = []
-        previous = None
-        run = 0
-        for month, rating in series.get(pid, []):
-            command = "L" if previous is not None and _index(month) == _index(previous) + 1 else "M"
-            if command == "M" and run == 1:
-                d.append("h0")   # a lone month: a zero-length segment drawn as a round dot
-            run = run + 1 if command == "L" else 1
-            d.append(f"{command}{_number(x(month))} {_number(y(rating))}")
-            previous = month
-        if run == 1:
-            d.append("h0")
         latest = series[pid][-1][1] if series.get(pid) else None
-        out.append(f'<path class="series" data-player="{esc(pid)}" stroke="{colour}" d="{" ".join(d)}">'
-                   f"<title>{number + 1}. {esc(name)}: {esc(decimal_text(latest))}</title></path>")
+        shown = rating_text(report.system, latest)
+        out.append(f'<path class="series" data-player="{esc(pid)}" stroke="{colour}" '
+                   f'd="{series_path(series.get(pid, []), x, y)}">'
+                   f"<title>{number + 1}. {esc(name)}: {esc(shown)}</title></path>")
         legend.append(f'<li data-player="{esc(pid)}"><span class="swatch" style="background:{colour}"></span>'
-                      f"<bdi>{esc(name)}</bdi> {esc(decimal_text(latest))}</li>")
+                      f"<bdi>{esc(name)}</bdi> {esc(shown)}</li>")
     out.append("</g></svg>")
     return ("<figure class=\"chart\">\n"
             f"<figcaption>{esc(caption)}</figcaption>\n" + "\n".join(out)
@@ -238,9 +259,8 @@ def render_chart(report: Report) -> str:
 
 
 def render_html(report: Report) -> str:
-    body = [render_section(s) for s in report.sections[:1]]
-    body.append(render_chart(report))
-    body += [render_section(s) for s in report.sections[1:]]
+    # The chart first: a full table can run to hundreds of rows.
+    body = [render_chart(report), *(render_section(s) for s in report.sections)]
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -252,8 +272,8 @@ def render_html(report: Report) -> str:
         f"<style>{STYLE}</style>",
         "</head>",
         f'<body data-system="{esc(report.system)}" data-month="{esc(report.month)}">',
-        f"<header><h1>{esc(report.title)}</h1>",
-        f'<p class="meta">As of {esc(report.month.last_day.isoformat())}.</p></header>',
+        f"<header><h1>{esc(report.heading)}</h1>",
+        f'<p class="meta">{esc(month_name(report.month))}, as of {esc(report.month.last_day.isoformat())}.</p></header>',
         "<main>",
         *body,
         "</main>",
@@ -264,6 +284,8 @@ def render_html(report: Report) -> str:
 
 
 def write_html(report: Report, path: Path) -> Path:
-    """Write the page atomically (temporary name, then rename)."""
-    atomic_write_bytes(Path(path), render_html(report).encode("utf-8"))
-    return Path(path)
+    """Write the page atomically (temporary name, then rename); readable by all, like any web page."""
+    path = Path(path)
+    atomic_write_bytes(path, render_html(report).encode("utf-8"))
+    os.chmod(path, 0o644)
+    return path

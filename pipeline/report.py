@@ -114,7 +114,8 @@ class Section:
 class Report:
     system: str
     month: Month
-    title: str
+    title: str                 # e.g. "Eagle table, December 2020"
+    heading: str               # e.g. "Eagle table"
     sections: list[Section]
     warehouse: Warehouse
     chart_players: list[tuple[str, str]]   # (player_id, name) of the month's top 10, in rank order
@@ -566,7 +567,8 @@ def build_report(warehouse: Warehouse, system: str, month: Month | str | None = 
     if game is not None:
         sections.append(diwz_evaluation(warehouse, game, names))
     chart = [(r["player_id"], player_name(r)) for r in rows[:CHART_PLAYERS]]
-    return Report(system, month, f"{TITLES[system]}, {month_name(month)}", sections, warehouse, chart, months)
+    return Report(system, month, f"{TITLES[system]}, {month_name(month)}", TITLES[system], sections, warehouse,
+                  chart, months)
 
 
 def rating_series(report: Report) -> dict[str, list[tuple[Month, float]]]:
