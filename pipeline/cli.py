@@ -135,8 +135,9 @@ def command_generate(args) -> int:
     started = time.perf_counter()
     counts = write_feeds(args.out, games=args.games, players=args.players, years=args.years,
                          events=args.events, seed=args.seed, fmt=args.format)
-    print(f"wrote {args.out} in {time.perf_counter() - started:.1f} s: "
-          + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items()))
+    rows = ", ".join(f"{feed} {n:,}" for feed, n in counts["rows"].items())
+    files = sum(counts["files"].values())
+    print(f"wrote {args.out}: {rows} rows in {files} files, {time.perf_counter() - started:.1f} s")
     return EXIT_OK
 
 

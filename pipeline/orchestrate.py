@@ -12,11 +12,10 @@ import pyarrow.parquet as pq
 from dagster import AssetKey, DagsterInstance, materialize
 
 from pipeline.feeds import FEEDS
-from pipeline.inputs import feed_bounds
 from pipeline.months import Month, month_range
 from pipeline.store import Warehouse
-from pipeline.runner import first_stale_month
-from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key, system_class
+from pipeline.planning import plan_all
+from pipeline.systems.registry import SYSTEM_NAMES
 from pipeline.validate import FeedCounts, QUARANTINE_TABLE, feed_counts
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -94,24 +93,6 @@ def format_counts(counts: list[FeedCounts]) -> str:
     return "\n".join(lines)
 
 
-def system_range(system: str, warehouse: Warehouse, first: Month | None, last: Month | None,
-                 settings) -> tuple[Month, Month] | None | str:
-    """The partition range a run computes for a system: from --from, else from the first month whose
-    outputs are missing or stale (late or corrected data); None without data, "current" if nothing to do."""
-    bounds = feed_bounds(warehouse)
-    own = bounds[system_class(system).feed]
-    if own is None:
-        return None
-    hi = last or max(b[1] for b in bounds.values() if b is not None)
-    if first is None:
-        stale = first_stale_month(build_system(system, settings), warehouse, config_key(system, settings), hi)
-        if stale is None:
-            return "current"
-        first = stale
-    lo = max(first, own[0], settings.start_month)
-    return (lo, hi) if lo <= hi else None
-
-
 def top_lines(warehouse: Warehouse, system: str, month: Month) -> list[str]:
     path = warehouse.rankings(system, month)
     if not path.exists():
@@ -154,17 +135,13 @@ def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: M
     if all(c.valid == 0 for c in counts if c.feed != "players"):
         print("\ndiprank: no valid results in any feed; nothing to rate.")
         return 1
-    settings = Settings.from_env()
     runs: list[SystemRun] = []
-    for name in systems or SYSTEM_NAMES:
-        window = system_range(name, warehouse, first, last, settings)
-        if window is None:
-            runs.append(SystemRun(name, None, None, 0, 0.0, "no data in range"))
+    for plan in plan_all(warehouse, Settings.from_env(), first, last, systems):
+        name = plan.system
+        if plan.first is None:
+            runs.append(SystemRun(name, None, None, 0, 0.0, plan.note))
             continue
-        if window == "current":
-            runs.append(SystemRun(name, None, None, 0, 0.0, "up to date (no new, late or corrected data)"))
-            continue
-        lo, hi = window
+        lo, hi = plan.first, plan.last
         say(f"{name}: {lo} … {hi}")
         t0 = time.perf_counter()
         result = materialize(

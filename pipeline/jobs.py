@@ -1,0 +1,28 @@
+"""Jobs: one for ingest and validation, one per rating system (a self-dependent asset runs alone)."""
+from __future__ import annotations
+
+from dagster import AssetKey, AssetSelection, define_asset_job
+
+from pipeline.partitions import monthly_partitions
+from pipeline.systems.registry import SYSTEM_NAMES
+
+INGEST_JOB = "ingest"
+
+ingest_job = define_asset_job(
+    INGEST_JOB, selection=AssetSelection.groups("feeds", "validated"),
+    description="Stage every raw delivery and validate the four feeds.",
+)
+
+
+def rating_job_name(system: str) -> str:
+    return f"{system}_job"
+
+
+rating_jobs = {
+    system: define_asset_job(
+        rating_job_name(system), selection=AssetSelection.assets(AssetKey(f"{system}_rankings")),
+        partitions_def=monthly_partitions,
+        description=f"Compute {system} snapshots for a range of months (one run, oldest month first).",
+    )
+    for system in SYSTEM_NAMES
+}

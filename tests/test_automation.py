@@ -1,0 +1,75 @@
+"""The monthly schedule and the sensors produce the runs a user expects."""
+import datetime as dt
+
+from dagster import (
+    DagsterInstance, RunRequest, SkipReason, build_run_status_sensor_context, build_schedule_context,
+    build_sensor_context, materialize,
+)
+
+from pipeline.automation import (
+    RANGE_END, RANGE_START, THROUGH_TAG, monthly_tables, new_raw_files, rate_after_ingest, rating_requests,
+)
+from pipeline.config import Settings
+from pipeline.generate import synthetic_games
+from pipeline.months import Month
+from pipeline.store import Warehouse
+from tests.support import environment, run_cli, write_csv
+
+
+def test_schedule_asks_for_the_month_just_ended():
+    context = build_schedule_context(scheduled_execution_time=dt.datetime(2024, 3, 2, 6, 0))
+    request = monthly_tables(context)
+    assert isinstance(request, RunRequest)
+    assert request.tags[THROUGH_TAG] == "2024-02" and request.run_key == "monthly-2024-02"
+    january = monthly_tables(build_schedule_context(scheduled_execution_time=dt.datetime(2024, 1, 2, 6)))
+    assert january.tags[THROUGH_TAG] == "2023-12"
+
+
+def test_file_sensor_fires_on_new_or_changed_files(tmp_path):
+    raw = tmp_path / "raw"
+    write_csv(raw / "games" / "a.csv", list(synthetic_games(1, 2, 10, dt.date(2020, 1, 1), dt.date(2020, 1, 9))))
+    with environment(DIPRANK_RAW_DIR=str(raw)):
+        context = build_sensor_context()
+        first = new_raw_files(context)
+        assert isinstance(first, RunRequest)
+        cursor = context.cursor
+        assert isinstance(new_raw_files(build_sensor_context(cursor=cursor)), SkipReason)
+        write_csv(raw / "games" / "b.csv", list(synthetic_games(2, 1, 10, dt.date(2020, 2, 1), dt.date(2020, 2, 2))))
+        again = new_raw_files(build_sensor_context(cursor=cursor))
+        assert isinstance(again, RunRequest) and again.run_key != first.run_key
+    with environment(DIPRANK_RAW_DIR=str(tmp_path / "missing")):
+        assert isinstance(new_raw_files(build_sensor_context()), SkipReason)
+
+
+def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
+    raw, warehouse = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", list(synthetic_games(3, 60, 15, dt.date(2020, 1, 1), dt.date(2020, 6, 30))))
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(warehouse), "--quiet")
+    assert code == 0, out + err
+    late = list(synthetic_games(4, 1, 15, dt.date(2020, 3, 15), dt.date(2020, 3, 15)))
+    for row in late:
+        row["game_id"] = "late"
+    write_csv(raw / "games" / "b.csv", late)
+    with environment(DIPRANK_RAW_DIR=str(raw), DIPRANK_WAREHOUSE_DIR=str(warehouse)):
+        from assets.feeds import raw_feed_assets
+        from assets.validated import validated_feed_assets
+        from pipeline.jobs import ingest_job
+        from pipeline.resources import diprank_resource
+
+        instance = DagsterInstance.ephemeral()
+        ingest = materialize([*raw_feed_assets, *validated_feed_assets], instance=instance,
+                             resources={"diprank": diprank_resource()}, tags={THROUGH_TAG: "2020-08"})
+        assert ingest.success
+        settings = Settings.from_env()
+        requests = rating_requests(Warehouse(warehouse), settings, None, "k")
+        assert {r.job_name for r in requests} == {"club_job", "eagle_job", "diwz_job"}
+        assert all((r.tags[RANGE_START], r.tags[RANGE_END]) == ("2020-03-01", "2020-06-01") for r in requests)
+        # The run-status sensor itself: the schedule's month reaches past the data.
+        success = next(e for e in ingest.all_events if e.event_type_value == "PIPELINE_SUCCESS")
+        context = build_run_status_sensor_context(
+            sensor_name="rate_after_ingest", dagster_event=success, dagster_instance=instance,
+            dagster_run=ingest.dagster_run)
+        sensed = rate_after_ingest(context)
+        assert {(r.job_name, r.tags[RANGE_START], r.tags[RANGE_END]) for r in sensed} == {
+            (f"{s}_job", "2020-03-01", "2020-08-01") for s in ("club", "eagle", "diwz")}
+        assert ingest_job.name == "ingest"
