@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import io
+import os
 import sys
 import unicodedata
 from dataclasses import dataclass, field
@@ -114,7 +116,7 @@ class Section:
 class Report:
     system: str
     month: Month
-    title: str                 # e.g. "Eagle table, December 2020"
+    title: str                 # the ranking's title, e.g. "Eagle table, December 2020"
     heading: str               # e.g. "Eagle table"
     sections: list[Section]
     warehouse: Warehouse
@@ -468,19 +470,28 @@ def result_list(results: list[tuple[float, int]]) -> str:
     return ", ".join(f"{half_points(score)}({rating})" for score, rating in results)
 
 
-def diwz_evaluation(warehouse: Warehouse, game_id: str, names: NameBook) -> Section:
+def diwz_history_of_game(warehouse: Warehouse, game_id: str) -> list[dict]:
+    """The game's DiWZ history rows: from the month the validated feed dates it in, else any month."""
     months = warehouse.written_months("history", "diwz")
+    games = read_filtered([warehouse.validated("games")], pc.field("game_id") == game_id, ["finished_on", "rated"])
+    if games is not None and games.num_rows:
+        finished, rated = games.column("finished_on")[0].as_py(), games.column("rated")[0].as_py()
+        if not rated:
+            raise ReportError(f"unknown game {game_id!r}: no DiWZ evaluation (the game is not rated)")
+        if Month.of(finished) in months:
+            months = [Month.of(finished)]
     table = read_filtered((warehouse.history("diwz", m) for m in months), pc.field("source_id") == game_id)
     history = [] if table is None else table.to_pylist()
     if not history:
-        hint = ""
-        games = read_filtered([warehouse.validated("games")], pc.field("game_id") == game_id, ["rated"])
-        if games is not None and games.num_rows:
-            rated = games.column("rated").to_pylist()[0]
-            hint = " (the game is not rated)" if not rated else " (the game is in the feed but not in the DiWZ history: run the diwz system over its month)"
-        else:
-            hint = " (no such game in the validated games)"
+        known = games is not None and games.num_rows > 0
+        hint = (" (the game is valid but its month has no DiWZ history: run diwz over it)" if known
+                else " (no such game in the validated games)")
         raise ReportError(f"unknown game {game_id!r}: no DiWZ evaluation{hint}")
+    return history
+
+
+def diwz_evaluation(warehouse: Warehouse, game_id: str, names: NameBook) -> Section:
+    history = diwz_history_of_game(warehouse, game_id)
     day = history[0]["source_date"]
     rankings_path = warehouse.rankings("diwz", Month.of(day))
     listed = {r["player_id"]: r["player_name"] for r in read_rows(rankings_path, ["player_id", "player_name"])} \
@@ -567,8 +578,7 @@ def build_report(warehouse: Warehouse, system: str, month: Month | str | None = 
     if game is not None:
         sections.append(diwz_evaluation(warehouse, game, names))
     chart = [(r["player_id"], player_name(r)) for r in rows[:CHART_PLAYERS]]
-    return Report(system, month, f"{TITLES[system]}, {month_name(month)}", TITLES[system], sections, warehouse,
-                  chart, months)
+    return Report(system, month, sections[0].title, TITLES[system], sections, warehouse, chart, months)
 
 
 def rating_series(report: Report) -> dict[str, list[tuple[Month, float]]]:
@@ -666,14 +676,16 @@ def add_report_parser(subparsers) -> argparse.ArgumentParser:
                     "optionally with a player's history (dip_pouch) or a game's evaluation (diwz), "
                     "and write it as a self-contained HTML page.")
     parser.add_argument("system", help=f"one of {', '.join(SYSTEM_NAMES)}")
-    parser.add_argument("--month", type=_month_arg, help="YYYY-MM (default: the latest month with a snapshot)")
-    parser.add_argument("--warehouse", type=Path,
+    parser.add_argument("--month", type=_month_arg, metavar="YYYY-MM",
+                        help="the snapshot month (default: the latest month with a snapshot)")
+    parser.add_argument("--warehouse", type=Path, metavar="DIR",
                         help=f"warehouse folder (default ${config.ENV_WAREHOUSE_DIR} or {config.DEFAULT_WAREHOUSE_DIR})")
     parser.add_argument("--player", metavar="ID", help="dip_pouch: also print this player's event history")
     parser.add_argument("--game", metavar="ID", help="diwz: also print this game's DiWZ evaluation table")
     parser.add_argument("--top", type=_top_arg, metavar="N", help="print only the first N rows of the ranking")
     parser.add_argument("--html", nargs="?", const=DEFAULT_HTML, default=None, metavar="PATH",
-                        help=f"also write the page as HTML (default path {DEFAULT_HTML})")
+                        help=f"also write the report as one self-contained HTML page (default {DEFAULT_HTML}; "
+                             "a folder gets <system>-<YYYY-MM>.html); give it after the system")
     return parser
 
 
@@ -698,8 +710,8 @@ def command_report(args: argparse.Namespace) -> int:
     except ReportError as error:
         _write(f"diprank: {error}\n", sys.stderr)
         return EXIT_USAGE
-    _write(render_text(report))
-    if args.html is not None:
+    target = None
+    if args.html is not None:   # written first, so a closed pipe cannot cost the page
         from pipeline.html_report import write_html
 
         target = (warehouse.root / "reports" / report.system / f"{report.month}.html"
@@ -707,5 +719,20 @@ def command_report(args: argparse.Namespace) -> int:
         if target.is_dir():
             target = target / f"{report.system}-{report.month}.html"
         write_html(report, target)
-        _write(f"wrote {target}\n")
+    try:
+        _write(render_text(report))
+        if target is not None:
+            _write(f"wrote {target}\n")
+    except BrokenPipeError:   # the reader stopped early (`| head`): not an error
+        _silence_stdout()
     return EXIT_OK
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not complain again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass

@@ -10,9 +10,14 @@ import pyarrow as pa
 from pipeline.fingerprint import cumulative_fingerprints
 from pipeline.inputs import feed_bounds, read_registry, read_results, split_by_month
 from pipeline.months import Month, month_range
-from pipeline.snapshots import Carry, PendingMonth, finalize_history, finalize_rankings, note_names, write_months
+from pipeline.snapshots import (
+    Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
+)
 from pipeline.store import Warehouse
 from pipeline.systems.base import MonthInput, RatingSystem
+
+# Bumped whenever the checkpoint layout changes; older checkpoints are then not reused.
+CHECKPOINT_FORMAT = 2
 
 # Rows buffered before a batch is validated and written (bounds memory on long backfills).
 FLUSH_ROWS = 2_000_000
@@ -35,7 +40,7 @@ class RunResult:
 
 
 def _checkpoint_payload(system: RatingSystem, state, carry: Carry, config_key: str, fingerprint: str) -> dict:
-    return {"config": config_key, "fingerprint": fingerprint, "state": system.encode_state(state),
+    return {"format": CHECKPOINT_FORMAT, "config": config_key, "fingerprint": fingerprint, "state": system.encode_state(state),
             "carry": carry.encode()}
 
 
@@ -47,7 +52,8 @@ def resume_point(warehouse: Warehouse, system: RatingSystem, first: Month, data_
     usable = [m for m in warehouse.checkpoint_months(system.name) if data_first <= m < first]
     for month in reversed(usable):
         payload = warehouse.load_checkpoint(system.name, month)
-        if payload.get("config") == config_key and payload.get("fingerprint") == chain.get(month):
+        if (payload.get("format") == CHECKPOINT_FORMAT and payload.get("config") == config_key
+                and payload.get("fingerprint") == chain.get(month)):
             return month.next(), system.decode_state(payload["state"]), Carry.decode(payload["carry"])
     return data_first, system.initial_state(), Carry()
 
@@ -97,6 +103,7 @@ def run_system(
         result.replayed_from = start
     months = month_range(start, last)
     registry = read_registry(warehouse)
+    registry_table = registry_names(registry)
     rows = read_results(warehouse, system.feed, start, last)
     by_month = split_by_month(rows, system.feed, months)
     pending: list[PendingMonth] = []
@@ -107,7 +114,7 @@ def run_system(
         out = system.step(state, MonthInput(month, results, registry))
         state = out.state
         note_names(carry, results)
-        rankings = finalize_rankings(system, month, out, carry, registry)
+        rankings = finalize_rankings(system, month, out, carry, registry_table)
         history = finalize_history(system, out)
         pending.append(PendingMonth(month, rankings, history, dict(out.extras)))
         buffered += rankings.num_rows + history.num_rows

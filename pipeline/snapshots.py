@@ -7,6 +7,7 @@ from typing import Mapping
 import ibis
 import pandera.ibis as pdi
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.months import Month
 from pipeline.store import Warehouse, atomic_write_parquet
@@ -20,71 +21,91 @@ class OutputInvalid(RuntimeError):
     """A computed table broke its Pandera model: a defect in the system, never written."""
 
 
+CARRY_PREVIOUS = pa.schema([("player_id", pa.string()), ("_prev_rank", pa.int64()), ("_prev_rating", pa.float64())])
+CARRY_PEAKS = pa.schema([("player_id", pa.string()), ("_peak", pa.float64())])
+NAMES = pa.schema([("player_id", pa.string()), ("_name", pa.string())])
+
+
 @dataclass
 class Carry:
-    """What the writer carries from month to month: last ranks and ratings, peaks, names seen."""
+    """What the writer carries from month to month: last ranks and ratings, peaks, feed names seen.
 
-    previous: dict[str, tuple[int, float]] = field(default_factory=dict)
-    peaks: dict[str, float] = field(default_factory=dict)
-    names: dict[str, str] = field(default_factory=dict)
+    Kept as Arrow tables so each month's common columns come from hash joins, not Python loops.
+    """
+
+    previous: pa.Table = field(default_factory=CARRY_PREVIOUS.empty_table)
+    peaks: pa.Table = field(default_factory=CARRY_PEAKS.empty_table)
+    names: pa.Table = field(default_factory=NAMES.empty_table)
 
     def encode(self) -> dict:
-        return {"previous": {k: list(v) for k, v in self.previous.items()},
-                "peaks": self.peaks, "names": self.names}
+        return {"previous": self.previous.to_pydict(), "peaks": self.peaks.to_pydict(),
+                "names": self.names.to_pydict()}
 
     @classmethod
     def decode(cls, data: dict) -> "Carry":
-        return cls({k: (int(v[0]), float(v[1])) for k, v in data["previous"].items()},
-                   dict(data["peaks"]), dict(data["names"]))
+        return cls(pa.table(data["previous"], schema=CARRY_PREVIOUS), pa.table(data["peaks"], schema=CARRY_PEAKS),
+                   pa.table(data["names"], schema=NAMES))
+
+
+def registry_names(registry: Mapping[str, PlayerInfo]) -> pa.Table:
+    """The registry's names as a join table (registry names take precedence over feed names)."""
+    ids = [pid for pid, info in registry.items() if info.name]
+    return pa.table({"player_id": pa.array(ids, pa.string()),
+                     "_registry_name": pa.array([registry[p].name for p in ids], pa.string())})
 
 
 def note_names(carry: Carry, results: pa.Table) -> None:
     """Remember the latest feed name of every player in the month's rows (row order = time order)."""
     if results.num_rows == 0 or "player_name" not in results.column_names:
         return
-    for pid, name in zip(results.column("player_id").to_pylist(), results.column("player_name").to_pylist()):
-        if name is not None:
-            carry.names[pid] = name
+    named = results.select(["player_id", "player_name"]).filter(pc.is_valid(results["player_name"]))
+    if named.num_rows == 0:
+        return
+    latest: dict[str, str] = dict(zip(named["player_id"].to_pylist(), named["player_name"].to_pylist()))
+    month = pa.table({"player_id": pa.array(list(latest), pa.string()),
+                      "_name": pa.array(list(latest.values()), pa.string())})
+    kept = carry.names.filter(pc.invert(pc.is_in(carry.names["player_id"], value_set=month["player_id"])))
+    carry.names = pa.concat_tables([kept, month]).combine_chunks()
+
+
+def _aligned(left: pa.Table, right: pa.Table) -> pa.Table:
+    """Left-join `right` on player_id, returned in the left table's row order (`_i`)."""
+    joined = left.join(right, "player_id", join_type="left outer", use_threads=False)
+    return joined.sort_by("_i")
 
 
 def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carry: Carry,
-                      registry: Mapping[str, PlayerInfo]) -> pa.Table:
+                      registry_table: pa.Table) -> pa.Table:
     """The month's table with the common columns (SPEC §4) in front; advances the carry."""
-    table = out.table
-    players = table.column("player_id").to_pylist()
-    ranks = table.column("rank").to_pylist()
-    ratings = table.column("rating").to_pylist()
-    order = sorted(range(len(players)), key=lambda i: (ranks[i], players[i]))
-    if order != list(range(len(players))):
-        table = table.take(pa.array(order, pa.int64()))
-        players = [players[i] for i in order]
-        ranks = [ranks[i] for i in order]
-        ratings = [ratings[i] for i in order]
-    names, rank_change, rating_change, peaks = [], [], [], []
-    for pid, rank, rating in zip(players, ranks, ratings):
-        info = registry.get(pid)
-        names.append(info.name if info is not None and info.name else carry.names.get(pid))
-        before = carry.previous.get(pid)
-        rank_change.append(None if before is None else before[0] - rank)
-        rating_change.append(None if before is None else rating - before[1])
-        peak = max(carry.peaks.get(pid, rating), rating)
-        carry.peaks[pid] = peak
-        peaks.append(peak)
-    carry.previous = {pid: (rank, rating) for pid, rank, rating in zip(players, ranks, ratings)}
-    n = len(players)
+    table = out.table.sort_by([("rank", "ascending"), ("player_id", "ascending")])
+    n = table.num_rows
+    rank = table["rank"].cast(pa.int64())
+    rating = table["rating"].cast(pa.float64())
+    keys = pa.table({"player_id": table["player_id"].cast(pa.string()), "_i": pa.array(range(n), pa.int64())})
+    facts = _aligned(keys, carry.previous)
+    facts = _aligned(facts, carry.peaks)
+    facts = _aligned(facts, carry.names)
+    facts = _aligned(facts, registry_table)
+    peak = pc.max_element_wise(facts["_peak"], rating, skip_nulls=True)
+    name = pc.coalesce(facts["_registry_name"], facts["_name"])
     common = {
         "system": pa.array([system.name] * n, pa.string()),
         "as_of": pa.array([month.last_day] * n, pa.date32()),
-        "rank": table.column("rank").cast(pa.int64()),
-        "player_id": table.column("player_id").cast(pa.string()),
-        "player_name": pa.array(names, pa.string()),
-        "rating": table.column("rating").cast(pa.float64()),
-        "rank_change": pa.array(rank_change, pa.int64()),
-        "rating_change": pa.array(rating_change, pa.float64()),
-        "peak_rating": pa.array(peaks, pa.float64()),
+        "rank": rank,
+        "player_id": keys["player_id"],
+        "player_name": name,
+        "rating": rating,
+        "rank_change": pc.subtract(facts["_prev_rank"], rank),
+        "rating_change": pc.subtract(rating, facts["_prev_rating"]),
+        "peak_rating": peak,
     }
+    carry.previous = pa.table({"player_id": keys["player_id"], "_prev_rank": rank, "_prev_rating": rating})
+    listed_peaks = pa.table({"player_id": keys["player_id"], "_peak": peak})
+    others = carry.peaks.filter(pc.invert(pc.is_in(carry.peaks["player_id"], value_set=keys["player_id"])))
+    carry.peaks = pa.concat_tables([others, listed_peaks.cast(CARRY_PEAKS)]).combine_chunks()
     own = [c for c in table.column_names if c not in ("rank", "player_id", "rating")]
-    return pa.table({**common, **{c: table.column(c) for c in own}})
+    return pa.table({**{k: (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v) for k, v in common.items()},
+                     **{c: table[c] for c in own}})
 
 
 def finalize_history(system: RatingSystem, out: MonthOutput) -> pa.Table:

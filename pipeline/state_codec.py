@@ -1,16 +1,28 @@
 """A safe, exact JSON form for rating state checkpoints (no pickle: checkpoints are data)."""
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 from decimal import Decimal
 from typing import Any
+
+import numpy as np
 
 _TAG = "$"
 
 
 def to_jsonable(value: Any) -> Any:
     """Value as plain JSON types; Decimal, date and tuple are tagged so they come back exactly."""
+    if isinstance(value, np.ndarray):
+        # Raw little-endian bytes: exact, compact, and no pickle (object arrays are refused).
+        if value.dtype.kind not in "biuf":
+            raise TypeError(f"numpy arrays of dtype {value.dtype} cannot be checkpointed")
+        data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
+        return {_TAG: "nd", "dtype": data.dtype.str, "shape": list(value.shape),
+                "v": base64.b64encode(data.tobytes()).decode("ascii")}
+    if isinstance(value, np.generic):
+        return to_jsonable(value.item())
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
@@ -45,6 +57,9 @@ def from_jsonable(value: Any) -> Any:
             return tuple(from_jsonable(v) for v in payload)
         if tag == "dict":
             return {k: from_jsonable(v) for k, v in payload.items()}
+        if tag == "nd":
+            raw = base64.b64decode(payload)
+            return np.frombuffer(raw, dtype=np.dtype(value["dtype"])).reshape(value["shape"]).copy()
         if tag == "pairs":
             return {from_jsonable(k): from_jsonable(v) for k, v in payload}
         raise ValueError(f"unknown checkpoint tag {tag!r}")
