@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pipeline import config
 from pipeline.months import Month
+from pipeline.report import add_report_parser, command_report
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
 TOP_N = 5
@@ -51,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--seed", type=int, default=1)
     gen.add_argument("--format", choices=["parquet", "csv", "jsonl"], default="parquet")
     gen.add_argument("--out", type=Path, required=True)
+
+    add_report_parser(sub)
     return parser
 
 
@@ -62,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
             return command_run(args)
         if args.command == "generate":
             return command_generate(args)
+        if args.command == "report":
+            return command_report(args)
     except UsageError as error:
         print(f"diprank: {error}", file=sys.stderr)
         return EXIT_USAGE

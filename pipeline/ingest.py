@@ -1,10 +1,10 @@
 """Read every delivery of a feed from the raw folder into DuckDB, typed, with lineage and corrections.
 
-Files are read in lexicographic order of their path inside the feed folder; each file is one
-delivery. Every value is first staged as text with its source file and line, then typed in SQL
-(`TRY_CAST`) so that a bad value becomes a recorded problem on its row instead of an error for
-the whole file. For a key delivered more than once, the latest delivery wins and the earlier
-rows are recorded as replaced.
+Files are read in lexicographic order of their path; each file is one delivery. Each file is
+typed in one pass as DuckDB reads it: a column that already has the feed's type is taken as it
+is, anything else goes through text and `TRY_CAST`, so that a bad value becomes a recorded
+problem on its row instead of an error for the whole file. For a key delivered more than once,
+the latest delivery wins and the earlier rows are marked as replaced.
 """
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.feeds import FILE_EXTENSIONS, Feed, MAX_TEXT_LENGTH, SOURCE_FILE, SOURCE_LINE
+from pipeline.feeds import FILE_EXTENSIONS, MAX_TEXT_LENGTH, SOURCE_FILE, SOURCE_LINE, Feed, FeedColumn
 from pipeline.sql import quote_ident
 
 # Accepts any line length up to this; longer text is caught by validation instead of failing the file.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 TRUE_WORDS = ("true", "t", "1", "yes", "y")
 FALSE_WORDS = ("false", "f", "0", "no", "n")
+INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"}
+TEXT_TYPES = {"VARCHAR"}
 
 
 @dataclass(frozen=True)
@@ -66,14 +68,18 @@ def delivery_files(raw_dir: Path, feed: Feed) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(raw_dir).as_posix())
 
 
-def stage_feed(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed) -> StageReport:
-    """Stage every delivery of `feed` as text rows in `staged_<feed>`; returns what was found."""
-    report = StageReport(feed.name)
-    columns_sql = ", ".join(f"{quote_ident(c)} VARCHAR" for c in feed.column_names)
+def _create_staged(con, feed: Feed) -> None:
+    columns = ", ".join(f"{quote_ident(c.name)} {c.sql_type}" for c in feed.columns)
     con.execute(
-        f"CREATE OR REPLACE TABLE {staged_table(feed)} ({columns_sql}, "
-        f"{SOURCE_FILE} VARCHAR, {SOURCE_LINE} BIGINT, _delivery INTEGER)"
+        f"CREATE OR REPLACE TEMP TABLE {staged_table(feed)} ({columns}, _cast_errors VARCHAR, _too_long BOOLEAN, "
+        f"{SOURCE_FILE} VARCHAR, {SOURCE_LINE} BIGINT, _delivery BIGINT)"
     )
+
+
+def stage_feed(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed) -> StageReport:
+    """Stage every delivery of `feed` as typed rows in `staged_<feed>`; returns what was found."""
+    report = StageReport(feed.name)
+    _create_staged(con, feed)
     for delivery, path in enumerate(delivery_files(raw_dir, feed)):
         source = path.relative_to(raw_dir).as_posix()
         report.files.append(source)
@@ -110,11 +116,11 @@ def _first_line(error: BaseException) -> str:
     return (text[0] if text else type(error).__name__)[:300]
 
 
-def _match_columns(feed: Feed, found: list[str], source: str, report: StageReport) -> dict[str, str]:
-    """Map feed column -> column name in the file (case-insensitive, surrounding blanks ignored)."""
-    by_norm = {}
-    for name in found:
-        by_norm.setdefault(name.strip().lstrip("\ufeff").lower(), name)
+def _match_columns(feed: Feed, found: dict[str, str], source: str, report: StageReport) -> dict[str, tuple[str, str]]:
+    """Map feed column -> (column name in the file, its type); names match case-insensitively."""
+    by_norm: dict[str, tuple[str, str]] = {}
+    for name, sql_type in found.items():
+        by_norm.setdefault(name.strip().lstrip("\ufeff").lower(), (name, sql_type))
     missing = [c for c in feed.required_columns if c not in by_norm]
     if missing:
         raise _Rejected("missing_columns", f"required column(s) missing: {', '.join(missing)}")
@@ -131,27 +137,70 @@ def _reader(kind: str) -> str:
     return "read_parquet(?)"
 
 
+def _typed_expression(column: FeedColumn, source: str | None, source_type: str | None) -> tuple[str, str, str]:
+    """SQL for (typed value, 'failed to convert' flag, 'text too long' flag) of one feed column."""
+    if source is None:
+        return (column.default or "NULL"), "false", "false"
+    raw = quote_ident(source)
+    target = column.sql_type
+    native = (source_type == target or (target == "BIGINT" and source_type in INTEGER_TYPES)
+              or (target == "DATE" and source_type and source_type.startswith("TIMESTAMP")))
+    long_text = f"coalesce(length({raw}) > {MAX_TEXT_LENGTH}, false)" if source_type in TEXT_TYPES else "false"
+    if native:
+        value = raw if source_type == target else f"CAST({raw} AS {target})"
+        failed = "false"
+    else:
+        text = raw if source_type in TEXT_TYPES else f"CAST({raw} AS VARCHAR)"
+        if target == "VARCHAR":
+            value, failed = f"CASE WHEN {text} = '' THEN NULL ELSE {text} END", "false"
+        elif target == "BOOLEAN":
+            word = f"lower(trim({text}))"
+            value = f"CASE WHEN {word} IN {TRUE_WORDS} THEN true WHEN {word} IN {FALSE_WORDS} THEN false END"
+            failed = f"(trim({text}) <> '' AND {value} IS NULL)"
+        else:
+            value = f"TRY_CAST(NULLIF(trim({text}), '') AS {target})"
+            failed = f"(trim({text}) <> '' AND {value} IS NULL)"
+        failed = f"coalesce({failed}, false)"
+    if column.default is not None:
+        value = f"coalesce({value}, {column.default})"
+    return value, failed, long_text
+
+
+def _insert_typed(con, feed: Feed, relation: str, params: list, mapping: dict[str, tuple[str, str]],
+                  source: str, delivery: int, line_expr: str) -> int:
+    """Insert one delivery, typed in a single pass over `relation` (a reader or a registered table)."""
+    values, flags, long_flags = [], [], []
+    for column in feed.columns:
+        name, sql_type = mapping.get(column.name, (None, None))
+        value, failed, too_long = _typed_expression(column, name, sql_type)
+        values.append(value)
+        flags.append(f"CASE WHEN {failed} THEN '{column.name}' END")
+        long_flags.append(too_long)
+    before = con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0]
+    con.execute(
+        f"""INSERT INTO {staged_table(feed)}
+        SELECT {", ".join(values)}, NULLIF(concat_ws(',', {", ".join(flags)}), ''), ({" OR ".join(long_flags)}),
+               ?, {line_expr}, ?
+        FROM {relation}""",
+        [source, delivery, *params],
+    )
+    return con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0] - before
+
+
 def _stage_tabular(con, feed: Feed, path: Path, source: str, delivery: int, kind: str,
                    report: StageReport) -> int:
     if path.stat().st_size == 0:
         return 0
     reader = _reader(kind)
-    found = [row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {reader}", [str(path)]).fetchall()]
-    if kind == "csv" and found == ["column0"] and not _has_header_line(path):
+    described = con.execute(f"DESCRIBE SELECT * FROM {reader}", [str(path)]).fetchall()
+    found = {row[0]: row[1] for row in described}
+    if kind == "csv" and list(found) == ["column0"] and not _has_header_line(path):
         return 0
     mapping = _match_columns(feed, found, source, report)
-    select = ", ".join(
-        f"CAST({quote_ident(mapping[c])} AS VARCHAR)" if c in mapping else "NULL"
-        for c in feed.column_names
-    )
-    # row_number() over a plain scan follows file order (DuckDB preserves insertion order).
-    line_offset = 1 if kind == "csv" else 0
-    before = con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0]
-    con.execute(
-        f"INSERT INTO {staged_table(feed)} SELECT {select}, ?, row_number() OVER () + ?, ? FROM {reader}",
-        [source, line_offset, delivery, str(path)],
-    )
-    return con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0] - before
+    # row_number() over a plain scan follows file order (DuckDB preserves insertion order);
+    # for CSV the header is line 1.
+    line = "row_number() OVER () + 1" if kind == "csv" else "row_number() OVER ()"
+    return _insert_typed(con, feed, reader, [str(path)], mapping, source, delivery, line)
 
 
 def _has_header_line(path: Path) -> bool:
@@ -165,6 +214,7 @@ def _stage_jsonl(con, feed: Feed, path: Path, source: str, delivery: int, report
     columns: dict[str, list] = {c: [] for c in feed.column_names}
     lines: list[int] = []
     seen_keys: set[str] = set()
+    broken = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -172,37 +222,34 @@ def _stage_jsonl(con, feed: Feed, path: Path, source: str, delivery: int, report
             record = json.loads(line)
         except json.JSONDecodeError as error:
             report.problems.append(FileProblem(feed.name, source, "malformed_json", _first_line(error), number))
+            broken += 1
             continue
         if not isinstance(record, dict):
             report.problems.append(FileProblem(feed.name, source, "malformed_json", "line is not a JSON object", number))
+            broken += 1
             continue
         normalised = {str(k).strip().lower(): v for k, v in record.items()}
         seen_keys.update(normalised)
         for c in feed.column_names:
             columns[c].append(_json_text(normalised.get(c)))
         lines.append(number)
-    if lines:
-        missing = [c for c in feed.required_columns if c not in seen_keys]
-        if missing:
-            raise _Rejected("missing_columns", f"required column(s) missing: {', '.join(missing)}")
-        extra = sorted(seen_keys - set(feed.column_names))
-        if extra:
-            report.notices.append(f"{source}: ignored extra column(s) {', '.join(extra)}")
-    # Broken lines count as rows delivered (and quarantined).
-    broken = sum(1 for p in report.problems if p.source_file == source and p.reason == "malformed_json")
     if not lines:
         return broken
+    missing = [c for c in feed.required_columns if c not in seen_keys]
+    if missing:
+        raise _Rejected("missing_columns", f"required column(s) missing: {', '.join(missing)}")
+    extra = sorted(seen_keys - set(feed.column_names))
+    if extra:
+        report.notices.append(f"{source}: ignored extra column(s) {', '.join(extra)}")
     arrays = {c: pa.array(v, pa.string()) for c, v in columns.items()}
-    arrays[SOURCE_FILE] = pa.array([source] * len(lines), pa.string())
-    arrays[SOURCE_LINE] = pa.array(lines, pa.int64())
-    arrays["_delivery"] = pa.array([delivery] * len(lines), pa.int32())
-    batch = pa.table(arrays)
-    con.register("_jsonl_batch", batch)
+    arrays["_line"] = pa.array(lines, pa.int64())
+    con.register("_jsonl_batch", pa.table(arrays))
     try:
-        con.execute(f"INSERT INTO {staged_table(feed)} SELECT * FROM _jsonl_batch")
+        mapping = {c: (c, "VARCHAR") for c in feed.column_names if c in seen_keys}
+        # Broken lines count as rows delivered (and quarantined).
+        return _insert_typed(con, feed, "_jsonl_batch", [], mapping, source, delivery, "_line") + broken
     finally:
         con.unregister("_jsonl_batch")
-    return len(lines) + broken
 
 
 def _json_text(value) -> str | None:
@@ -215,59 +262,28 @@ def _json_text(value) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _typed_expression(feed: Feed, column) -> tuple[str, str]:
-    """SQL for the typed value of a staged text column, and for its 'failed to convert' flag."""
-    raw = quote_ident(column.name)
-    present = f"({raw} IS NOT NULL AND trim({raw}) <> '')"
-    if column.sql_type == "VARCHAR":
-        value = f"CASE WHEN {raw} = '' THEN NULL ELSE {raw} END"
-        failed = "false"
-    elif column.sql_type == "BOOLEAN":
-        text = f"lower(trim({raw}))"
-        value = (f"CASE WHEN {text} IN {TRUE_WORDS} THEN true WHEN {text} IN {FALSE_WORDS} THEN false END")
-        failed = f"({present} AND {value} IS NULL)"
-    else:
-        value = f"TRY_CAST(trim({raw}) AS {column.sql_type})"
-        failed = f"({present} AND {value} IS NULL)"
-    if column.default is not None:
-        value = f"CASE WHEN {present} THEN {value} ELSE {column.default} END"
-    else:
-        value = f"CASE WHEN {present} THEN {value} END" if column.sql_type != "VARCHAR" else value
-    return value, failed
-
-
 def build_typed(con: duckdb.DuckDBPyConnection, feed: Feed) -> None:
-    """Create `typed_<feed>`: typed values, conversion failures, row ids and the key's delivery status."""
-    values, flags = [], []
-    for column in feed.columns:
-        value, failed = _typed_expression(feed, column)
-        values.append(f"{value} AS {quote_ident(column.name)}")
-        flags.append(f"CASE WHEN {failed} THEN '{column.name}' END")
-    too_long = " OR ".join(
-        f"length({quote_ident(c.name)}) > {MAX_TEXT_LENGTH}" for c in feed.columns
-    )
+    """Create `typed_<feed>`: staged rows with a row id and the key's delivery status.
+
+    Keys seen more than once are found with one hash aggregate, not a sort of every row.
+    """
     key = ", ".join(quote_ident(k) for k in feed.key)
-    key_present = " AND ".join(f"{quote_ident(k)} IS NOT NULL" for k in feed.key)
     con.execute(
         f"""
         CREATE OR REPLACE TABLE {typed_table(feed)} AS
-        WITH raw AS (
-            SELECT *, coalesce({too_long}, false) AS _too_long FROM {staged_table(feed)}
+        WITH repeated AS (
+            SELECT {key}, max(_delivery) AS _last_delivery
+            FROM {staged_table(feed)} GROUP BY {key} HAVING count(*) > 1
         ),
-        typed AS (
-            SELECT
-                row_number() OVER (ORDER BY _delivery, {SOURCE_LINE}) AS _row_id,
-                {", ".join(values)},
-                NULLIF(concat_ws(',', {", ".join(flags)}), '') AS _cast_errors,
-                _too_long,
-                {SOURCE_FILE}, {SOURCE_LINE}, CAST(_delivery AS BIGINT) AS _delivery
-            FROM raw
+        in_one_file AS (
+            SELECT {key}, _delivery
+            FROM {staged_table(feed)} GROUP BY {key}, _delivery HAVING count(*) > 1
         )
-        SELECT *,
-            CASE WHEN {key_present}
-                 THEN count(*) OVER (PARTITION BY {key}, _delivery) > 1 ELSE false END AS _duplicate_in_file,
-            CASE WHEN {key_present}
-                 THEN _delivery < max(_delivery) OVER (PARTITION BY {key}) ELSE false END AS _replaced
-        FROM typed
+        SELECT (s._delivery << 32) + s.{SOURCE_LINE} AS _row_id, s.*,
+               (d._delivery IS NOT NULL) AS _duplicate_in_file,
+               coalesce(s._delivery < r._last_delivery, false) AS _replaced
+        FROM {staged_table(feed)} s
+        LEFT JOIN repeated r USING ({key})
+        LEFT JOIN in_one_file d USING ({key}, _delivery)
         """
     )

@@ -376,11 +376,12 @@ def club_ranking(rows: list[dict], month: Month) -> Section:
                Column("P", "right"), Column("W%", "right"), Column("S", "right"), Column("Base", "right"),
                Column("Legacy", "right"), Column("Rating", "right")]
     body = [Row([str(r["rank"]), player_name(r), f"{r['wins']}-{r['losses']}-{r['draws']}",
-                 fraction_text(r["win_points"]), fraction_text(r["win_pct"]), fraction_text(r["schedule_strength"]),
-                 decimal_text(r["base_rating"]), decimal_text(r["legacy"]), decimal_text(r["rating"])], r["player_id"])
+                 fraction_text(r["win_points"]), fraction_text(r["win_pct"]),
+                 fraction_text(r["schedule_strength"]), decimal_text(r["base_rating"]), decimal_text(r["legacy"]),
+                 decimal_text(r["rating"])], r["player_id"])
             for r in rows]
-    return Section("ranking", f"Club rankings {month.year}, {month_name(month)}", columns, body,
-                   before=[f"Games of {month.year} up to {month.last_day.isoformat()}; rating = P × (W% + S) / 2 × 100 + legacy."])
+    note = f"Games of {month.year} up to {month.last_day.isoformat()}; rating = P × (W% + S) / 2 × 100 + legacy."
+    return Section("ranking", f"Club rankings {month.year}, {month_name(month)}", columns, body, before=[note])
 
 
 RANKING_SECTIONS = {"eagle": eagle_ranking, "diwz": diwz_ranking, "dip_pouch": dip_pouch_ranking,
@@ -419,9 +420,12 @@ def dip_pouch_player_history(warehouse: Warehouse, player_id: str, month: Month,
                  decimal_text(r["tournament_value"]), rating_move(r)], player_id)
             for r in shown]
     standing = listed.get(player_id)
-    summary = (f"Rank {standing['rank']}, rating {decimal_text(standing['rating'])}"
-               + (f", {clean_text(standing['country'])} #{standing['national_rank']}" if standing.get("country") else "")
-               + f" as of {month.last_day.isoformat()}.") if standing else f"Not listed as of {month.last_day.isoformat()}."
+    as_of = month.last_day.isoformat()
+    if standing is None:
+        summary = f"Not listed as of {as_of}."
+    else:
+        national = f", {standing['country']} #{standing['national_rank']}" if standing.get("country") else ""
+        summary = f"Rank {standing['rank']}, rating {decimal_text(standing['rating'])}{national} as of {as_of}."
     return Section("player-history", f"Dip Pouch history of {name} ({player_id})", columns, body,
                    before=[summary], name_column=None)
 

@@ -56,7 +56,10 @@ class DiprankResource(ConfigurableResource):
         """A connection to the warehouse's DuckDB file, under the writer lock."""
         with self.writing():
             self.warehouse.root.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(self.warehouse.duckdb_path))
+            con = duckdb.connect(str(self.warehouse.duckdb_path), config={
+                # Bounded memory: DuckDB spills large sorts and joins to disk beyond this.
+                "memory_limit": os.environ.get(config.ENV_DUCKDB_MEMORY, config.DEFAULT_DUCKDB_MEMORY),
+            })
             try:
                 yield con
             finally:

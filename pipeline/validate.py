@@ -117,6 +117,33 @@ def _candidates_sql(feed: Feed) -> str:
             LEFT JOIN (SELECT DISTINCT event_id FROM {typed_table(EVENTS)} WHERE NOT _replaced) c
               ON c.event_id = r.event_id
             WHERE NOT r._replaced"""
+    if feed is GAMES:
+        return f"""
+            WITH t AS (SELECT * FROM {typed} WHERE NOT _replaced),
+            facts AS (
+                SELECT game_id,
+                       count(*) AS _powers,
+                       count(*) FILTER (WHERE result = 'solo') AS _solos,
+                       count(*) FILTER (WHERE result = 'draw') AS _draws,
+                       CAST(sum(coalesce(centres, 0)) AS BIGINT) AS _centre_total,
+                       coalesce(min(variant) = max(variant) AND min(supply_centres) = max(supply_centres)
+                                AND min(finished_on) = max(finished_on)
+                                AND min(CAST(rated AS INTEGER)) = max(CAST(rated AS INTEGER)), true) AS _fields_agree
+                FROM t WHERE game_id IS NOT NULL GROUP BY game_id
+            ),
+            people AS (
+                SELECT game_id, player_id AS person FROM t
+                UNION ALL
+                SELECT game_id, original_player_id FROM t WHERE original_player_id IS NOT NULL
+            ),
+            conflicts AS (
+                SELECT DISTINCT game_id FROM people
+                WHERE game_id IS NOT NULL AND person IS NOT NULL
+                GROUP BY game_id, person HAVING count(*) > 1
+            )
+            SELECT t.*, f._powers, f._solos, f._draws, f._centre_total, f._fields_agree,
+                   (c.game_id IS NOT NULL) AS _player_conflict
+            FROM t LEFT JOIN facts f USING (game_id) LEFT JOIN conflicts c USING (game_id)"""
     return f"SELECT * FROM {typed} WHERE NOT _replaced"
 
 
@@ -144,7 +171,8 @@ def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) ->
 def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[str]]:
     """Build `<feed>` (valid rows) and add the feed's row failures to the quarantine table."""
     candidates = f"candidates_{feed.name}"
-    con.execute(f"CREATE OR REPLACE TABLE {candidates} AS {_candidates_sql(feed)}")
+    # A temporary table: queried by every check, never needed after this step.
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {candidates} AS {_candidates_sql(feed)}")
     failures = failing_rows(con, feed, candidates)
     con.execute("CREATE OR REPLACE TEMP TABLE _failures (row_id BIGINT, reasons VARCHAR)")
     if failures:
@@ -190,9 +218,8 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
     con.execute(
         f"""CREATE OR REPLACE TABLE {feed.name} AS
-        SELECT {columns}, _source_file, _source_line FROM {candidates}
-        WHERE _row_id NOT IN (SELECT row_id FROM _quarantined)
-        ORDER BY {", ".join(quote_ident(k) for k in feed.key)}"""
+        SELECT {columns}, _source_file, _source_line FROM {candidates} c
+        ANTI JOIN _quarantined q ON q.row_id = c._row_id"""
     )
     con.execute(f"DROP TABLE {candidates}")
     return failures

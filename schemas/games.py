@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime
 
-import ibis
 import pandera.ibis as pa
 from pandera.ibis import Field
 
@@ -34,14 +33,6 @@ GAME_REJECTED = "game_has_invalid_row"
 REQUIRED = ["game_id", "finished_on", "power", "player_id", "result", "centres"]
 
 
-def _game(table):
-    return ibis.window(group_by=table.game_id)
-
-
-def _count_in_game(table, predicate):
-    return predicate.cast("int64").sum().over(_game(table))
-
-
 class GamesFeed(DeliveredRow):
     """Validated games: every row rule and every whole-game rule of SPEC §2."""
 
@@ -59,6 +50,13 @@ class GamesFeed(DeliveredRow):
     result: str = Field(nullable=True, description="solo, draw, survived, eliminated or anarchy.")
     centres: int = Field(nullable=True, description="Centres held at the end.")
     eliminated_year: int = Field(nullable=True, description="Game year the power lost its last centre.")
+    # Whole-game facts, aggregated once per game in SQL before validation (null without a game_id).
+    powers: int = Field(alias="_powers", nullable=True, description="Rows (powers) in the game.")
+    solos: int = Field(alias="_solos", nullable=True, description="Powers with result solo.")
+    draws: int = Field(alias="_draws", nullable=True, description="Powers with result draw.")
+    centre_total: int = Field(alias="_centre_total", nullable=True, description="Centres held by all powers.")
+    fields_agree: bool = Field(alias="_fields_agree", nullable=True, description="variant, supply_centres, finished_on and rated agree.")
+    player_conflict: bool = Field(alias="_player_conflict", description="A player id is on two powers (as holder or original).")
 
     @pa.dataframe_check(name=BAD_TYPE)
     def values_convert(cls, data):
@@ -131,43 +129,24 @@ class GamesFeed(DeliveredRow):
     @pa.dataframe_check(name=TOO_FEW_POWERS)
     def at_least_two_powers(cls, data):
         t = data.table
-        return rowwise(t.game_id.isnull() | (t.game_id.count().over(_game(t)) >= 2))
+        return rowwise(t.game_id.isnull() | (t._powers >= 2))
 
     @pa.dataframe_check(name=GAME_FIELDS_DIFFER)
     def game_fields_agree(cls, data):
         t = data.table
-        w = _game(t)
-        same = ibis.literal(True)
-        for column in (t.variant, t.supply_centres, t.finished_on, t.rated):
-            same = same & (column.min().over(w) == column.max().over(w)).fill_null(True)
-        return rowwise(t.game_id.isnull() | same)
+        return rowwise(t.game_id.isnull() | t._fields_agree)
 
     @pa.dataframe_check(name=NO_SINGLE_WINNER)
     def one_solo_or_a_draw(cls, data):
         t = data.table
-        solos = _count_in_game(t, (t.result == "solo").fill_null(False))
-        draws = _count_in_game(t, (t.result == "draw").fill_null(False))
-        return rowwise(t.game_id.isnull() | (((solos == 1) & (draws == 0)) | ((solos == 0) & (draws >= 2))))
+        return rowwise(t.game_id.isnull() | ((t._solos == 1) & (t._draws == 0)) | ((t._solos == 0) & (t._draws >= 2)))
 
     @pa.dataframe_check(name=CENTRES_OVER_TOTAL)
     def centres_fit_map(cls, data):
         t = data.table
-        total = t.centres.fill_null(0).sum().over(_game(t))
-        return rowwise(t.game_id.isnull() | (total <= t.supply_centres.fill_null(34)))
+        return rowwise(t.game_id.isnull() | (t._centre_total <= t.supply_centres.fill_null(34)))
 
     @pa.dataframe_check(name=PLAYER_ON_TWO_POWERS)
     def player_holds_one_power(cls, data):
         t = data.table
-        w = _game(t)
-        holders = t.player_id.collect().over(w)
-        originals = t.original_player_id.collect().over(w)
-        held_twice = t.player_id.count().over(ibis.window(group_by=[t.game_id, t.player_id])) > 1
-        original_twice = t.original_player_id.count().over(
-            ibis.window(group_by=[t.game_id, t.original_player_id])) > 1
-        original_holds = holders.contains(t.original_player_id).fill_null(False)
-        holder_started = originals.contains(t.player_id).fill_null(False) & (
-            t.original_player_id.isnull() | (t.original_player_id != t.player_id))
-        same_person = (t.original_player_id == t.player_id).fill_null(False)
-        conflict = (held_twice.fill_null(False) | original_twice.fill_null(False)
-                    | original_holds | holder_started | same_person)
-        return rowwise(t.game_id.isnull() | ~conflict)
+        return rowwise(t.game_id.isnull() | ~t._player_conflict)

@@ -18,20 +18,22 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.generate import write_feeds
-from pipeline.html_report import render_html
+from pipeline.html_report import render_html, series_path
 from pipeline.months import Month, month_range
 from pipeline.report import (
-    DIWZ_POOLED_NOTE, ReportError, add_report_parser, build_report, command_report, display_width, game_results,
+    DIWZ_POOLED_NOTE, add_report_parser, build_report, command_report, display_width, game_results,
 )
 from pipeline.rounding import half_up
-from pipeline.snapshots import Carry, PendingMonth, finalize_history, finalize_rankings, note_names, write_months
+from pipeline.snapshots import (
+    Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
+)
 from pipeline.store import Warehouse
 from pipeline.systems.base import MonthInput
 from pipeline.systems.diwz import DiWZ
 from pipeline.systems.games import rows_to_table
 from tests.fixtures import diwz_cases
 from tests.fixtures.eagle_cases import solo_game
-from tests.support import REPO, make_raw, run_cli, write_csv
+from tests.support import REPO, run_cli, write_csv
 
 # A registry name with everything a page must survive: markup, an entity, both quotes, a
 # right-to-left override, a wide emoji and letters outside Latin-1.
@@ -78,7 +80,7 @@ def seed_warehouse(tmp_path_factory) -> Path:
         out = system.step(state, MonthInput(month, results))
         state = out.state
         note_names(carry, results)
-        pending.append(PendingMonth(month, finalize_rankings(system, month, out, carry, {}),
+        pending.append(PendingMonth(month, finalize_rankings(system, month, out, carry, registry_names({})),
                                     finalize_history(system, out), {}))
     write_months(warehouse, system, pending)
     games = rows_to_table(rows).drop_columns(["responsible_player_id"])
@@ -485,6 +487,14 @@ def test_html_report_with_an_evaluation_and_a_history(seed_warehouse, small, tmp
     code, _, _ = report(capsys, "dip_pouch", "--month", DEC_2024, "--player", player, "--warehouse", str(small),
                         "--html", str(tmp_path))
     assert code == 0 and 'id="player-history"' in (tmp_path / f"dip_pouch-{DEC_2024}.html").read_text(encoding="utf-8")
+
+
+def test_chart_path_breaks_where_a_player_was_not_listed():
+    months = [Month(2024, 1), Month(2024, 2), Month(2024, 4), Month(2024, 6), Month(2024, 7)]
+    d = series_path(list(zip(months, [10.0, 12.0, 11.0, 9.0, 8.0])), lambda m: float(m.month), lambda r: r)
+    runs = re.split(r"(?=M)", d.replace(" ", ""))[1:]
+    assert [run.count("L") for run in runs] == [1, 3, 1]   # a line, a diamond for April alone, a line
+    assert runs[1].endswith("Z")
 
 
 def chromium() -> str | None:
