@@ -10,12 +10,16 @@ from dagster import (
 from assets.feeds import raw_asset_name
 from assets.metadata import column_schema
 from pipeline.feeds import EVENT_RESULTS, EVENTS, FEEDS, GAMES, PLAYERS, Feed
+from pipeline.fingerprint import write_month_fingerprints
 from pipeline.resources import DiprankResource
 from pipeline.sql import quote_ident, quote_literal
 from pipeline.store import Warehouse
 from pipeline.validate import FEED_MODELS, QUARANTINE_TABLE, validate_and_count
 
 GROUP = "validated"
+
+# The validated asset after which each rated feed kind is complete: its month fingerprints are written then.
+FINGERPRINTED = {GAMES.name: "games", EVENT_RESULTS.name: "events"}
 
 BALANCED = "rows_balance"
 NOTHING_QUARANTINED = "nothing_quarantined"
@@ -75,6 +79,8 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
         with diprank.duckdb() as con:
             counts = validate_and_count(con, feed)
             export_feed(con, warehouse, feed)
+            if feed.name in FINGERPRINTED:
+                write_month_fingerprints(con, warehouse, FINGERPRINTED[feed.name])
         if counts.quarantined or counts.files_rejected:
             context.log.warning(
                 f"{feed.name}: {counts.quarantined} row(s) quarantined, {counts.files_rejected} file(s) rejected: "

@@ -13,32 +13,44 @@ import duckdb
 from pipeline.months import Month, month_range
 from pipeline.store import Warehouse
 
+# Over the validated tables (named `games`, `events`, `event_results`); run once per ingest.
 GAMES_SQL = """
-SELECT year(finished_on), month(finished_on), count(*),
+SELECT year(finished_on) AS year, month(finished_on) AS month, count(*) AS rows,
        bit_xor(hash(game_id, site, variant, supply_centres, finished_on, rated, power, player_id,
-                    player_name, original_player_id, replacement_denies, result, centres, eliminated_year))
-FROM read_parquet(?) GROUP BY 1, 2
+                    player_name, original_player_id, replacement_denies, result, centres, eliminated_year)) AS hash
+FROM games GROUP BY 1, 2 ORDER BY 1, 2
 """
 EVENTS_SQL = """
-SELECT year(e.end_date), month(e.end_date), count(*),
+SELECT year(e.end_date) AS year, month(e.end_date) AS month, count(*) AS rows,
        bit_xor(hash(e.event_id, e.name, e.start_date, e.end_date, e.rounds, e.num_players,
-                    e.is_world_championship, r.player_id, r.player_name, r.nationality, r.placement))
-FROM read_parquet(?) r JOIN read_parquet(?) e USING (event_id) GROUP BY 1, 2
+                    e.is_world_championship, r.player_id, r.player_name, r.nationality, r.placement)) AS hash
+FROM event_results r JOIN events e USING (event_id) GROUP BY 1, 2 ORDER BY 1, 2
 """
+FEED_SQL = {"games": GAMES_SQL, "events": EVENTS_SQL}
 REGISTRY_SQL = "SELECT count(*), bit_xor(hash(player_id, name, country)) FROM read_parquet(?)"
+
+
+def fingerprints_path(warehouse: Warehouse, feed: str):
+    return warehouse.root / "validated" / f"{feed}_month_fingerprints.parquet"
+
+
+def write_month_fingerprints(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: str) -> None:
+    """Compute a feed kind's month fingerprints from the validated tables and store them beside them,
+    so that rating runs read a few hundred rows instead of hashing the whole history again."""
+    from pipeline.store import atomic_write_parquet
+
+    table = con.sql(FEED_SQL[feed]).to_arrow_table()
+    atomic_write_parquet(fingerprints_path(warehouse, feed), table)
 
 
 def month_fingerprints(warehouse: Warehouse, feed: str) -> dict[Month, str]:
     """Fingerprint of the validated rows of each month that has any, for a feed kind."""
+    path = fingerprints_path(warehouse, feed)
+    if not path.exists():
+        return {}
     con = duckdb.connect(":memory:")
     try:
-        if feed == "games":
-            path = warehouse.validated("games")
-            rows = con.execute(GAMES_SQL, [str(path)]).fetchall() if path.exists() else []
-        else:
-            results, events = warehouse.validated("event_results"), warehouse.validated("events")
-            rows = (con.execute(EVENTS_SQL, [str(results), str(events)]).fetchall()
-                    if results.exists() and events.exists() else [])
+        rows = con.execute("SELECT year, month, rows, hash FROM read_parquet(?)", [str(path)]).fetchall()
     finally:
         con.close()
     return {Month(int(y), int(m)): f"{n}:{h}" for y, m, n, h in rows}

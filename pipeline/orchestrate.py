@@ -31,6 +31,7 @@ class SystemRun:
     months: int
     seconds: float
     note: str = ""
+    compute_seconds: float | None = None  # the asset's own work, without Dagster's run start and bookkeeping
 
 
 def _definitions():
@@ -153,13 +154,17 @@ def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: M
         if not result.success:
             print(f"diprank: {name} failed: {_failure_message(result)}")
             return 1
-        runs.append(SystemRun(name, lo, hi, len(month_range(lo, hi)), time.perf_counter() - t0))
+        done = result.asset_materializations_for_node(asset_name(name))
+        compute = done[-1].metadata.get("seconds") if done else None
+        runs.append(SystemRun(name, lo, hi, len(month_range(lo, hi)), time.perf_counter() - t0,
+                              compute_seconds=compute.value if compute is not None else None))
     print("\nsnapshots written:")
     for run in runs:
         if run.first is None:
             print(f"  {run.system:<10} {run.note}")
             continue
-        print(f"  {run.system:<10} {run.first} … {run.last}  {run.months:>4} months  {run.seconds:6.1f} s"
+        compute = f" (compute {run.compute_seconds:.1f} s)" if run.compute_seconds is not None else ""
+        print(f"  {run.system:<10} {run.first} … {run.last}  {run.months:>4} months  {run.seconds:6.1f} s{compute}"
               f"  {warehouse.root / 'rankings' / run.system}")
     for run in runs:
         written = warehouse.written_months("rankings", run.system)

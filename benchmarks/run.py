@@ -1,0 +1,280 @@
+"""diprank benchmarks: rating kernels, end-to-end backfills, incremental months, the largest sites.
+
+    .venv/bin/python benchmarks/run.py            # the full suite (tens of minutes), writes RESULTS.md
+    .venv/bin/python benchmarks/run.py --quick    # small sizes, to check the harness itself
+
+Every figure is measured in this run on this machine; nothing is copied from elsewhere.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import duckdb  # noqa: E402
+
+from pipeline.generate import write_feeds  # noqa: E402
+
+WORK = ROOT / "benchmarks" / "work"
+RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+DIPRANK = ROOT / ".venv" / "bin" / "diprank"
+
+
+@dataclass
+class Size:
+    games: int
+    players: int
+    years: int
+    events: int
+
+
+FULL = {"kernel_games": 200_000, "e2e": Size(1_000_000, 50_000, 20, 20_000),
+        "small_history": Size(100_000, 20_000, 20, 2_000), "largest": Size(10_000_000, 300_000, 20, 50_000)}
+QUICK = {"kernel_games": 5_000, "e2e": Size(20_000, 2_000, 4, 200),
+         "small_history": Size(5_000, 1_000, 4, 50), "largest": Size(40_000, 4_000, 4, 300)}
+
+
+def machine_details() -> list[tuple[str, str]]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = "unknown"
+    try:
+        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+        memory = f"{kb / 1024 / 1024:.1f} GiB"
+    except (OSError, AttributeError):
+        pass
+    versions = []
+    for package in ("dagster", "duckdb", "pandera", "pyarrow", "numba", "numpy", "openskill"):
+        try:
+            versions.append(f"{package} {importlib.metadata.version(package)}")
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return [("date", dt.datetime.now().strftime("%Y-%m-%d %H:%M")), ("cpu", cpu), ("cores", str(os.cpu_count())),
+            ("memory", memory), ("system", platform.platform()), ("python", platform.python_version()),
+            ("packages", ", ".join(versions))]
+
+
+@dataclass
+class RunStats:
+    wall: float
+    peak_mib: float
+    output: str
+    returncode: int
+
+
+def run_measured(command: list[str], env: dict | None = None) -> RunStats:
+    """Run a command; wall time and the peak resident memory of the process (from wait4)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, **(env or {})})
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return RunStats(wall, usage.ru_maxrss / 1024, output, process.returncode)
+
+
+def diprank_run(raw: Path, warehouse: Path, *extra: str) -> RunStats:
+    command = [str(DIPRANK) if DIPRANK.exists() else sys.executable, *([] if DIPRANK.exists() else ["-m", "pipeline.cli"]),
+               "run", "--raw", str(raw), "--warehouse", str(warehouse), *extra]
+    stats = run_measured(command, env={"DAGSTER_HOME": str(warehouse / ".dagster")})
+    if stats.returncode != 0:
+        raise RuntimeError(f"diprank run failed ({stats.returncode}):\n{stats.output[-3000:]}")
+    return stats
+
+
+def system_times(output: str) -> dict[str, tuple[float, float | None]]:
+    """Per system: (wall seconds of its Dagster run, the asset's own compute seconds) from the summary."""
+    times = {}
+    for match in re.finditer(r"^\s+(\w+)\s+\d{4}-\d{2} … \d{4}-\d{2}\s+\d+ months\s+([\d.]+) s(?: \(compute ([\d.]+) s\))?",
+                             output, re.M):
+        times[match.group(1)] = (float(match.group(2)), float(match.group(3)) if match.group(3) else None)
+    return times
+
+
+def fresh(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def generate(size: Size, name: str, seed: int) -> tuple[Path, float]:
+    raw = fresh(WORK / f"raw_{name}")
+    started = time.perf_counter()
+    write_feeds(raw, games=size.games, players=size.players, years=size.years, events=size.events, seed=seed)
+    return raw, time.perf_counter() - started
+
+
+def output_rows(warehouse: Path) -> int:
+    con = duckdb.connect()
+    total = 0
+    for kind in ("rankings", "history", "awards"):
+        files = [str(p) for p in (warehouse / kind).rglob("*.parquet")]
+        if files:
+            total += con.sql("SELECT sum(num_rows) FROM (SELECT DISTINCT file_name, row_group_id, row_group_num_rows AS num_rows "
+                             "FROM parquet_metadata($files))", params={"files": files}).fetchall()[0][0]
+    return int(total)
+
+
+def floor_seconds(raw: Path, rows: int) -> float:
+    """The same work's floor: DuckDB reads every raw file once and writes `rows` Parquet rows once."""
+    target = fresh(WORK / "floor")
+    con = duckdb.connect()
+    started = time.perf_counter()
+    for feed in ("games", "events", "event_results", "players"):
+        files = sorted(str(p) for p in (raw / feed).glob("*.parquet"))
+        if files:
+            con.read_parquet(files).create_view(f"raw_{feed}")
+            con.sql(f"SELECT count(*), max(COLUMNS(*)) FROM raw_{feed}").fetchall()
+    # Rows shaped like a snapshot row: a dozen typed columns.
+    con.sql(
+        "COPY (SELECT 'system' AS system, DATE '2020-01-31' AS as_of, i AS rank, 'p' || (i % 50000) AS player_id, "
+        "'Player ' || (i % 50000) AS player_name, random() * 100 AS rating, (i % 7) - 3 AS rank_change, "
+        "random() AS rating_change, random() * 100 AS peak_rating, i % 11 AS games, random() AS extra "
+        f"FROM range({rows}) t(i)) TO $path (FORMAT parquet, COMPRESSION zstd)",
+        params={"path": str(target / "rows.parquet")})
+    return time.perf_counter() - started
+
+
+def kernel_rows(n_games: int) -> list[list[str]]:
+    """Each system's kernel next to its pure-Python reference and openskill PlackettLuce."""
+    rows = []
+    base = importlib.import_module("benchmarks.kernel_club")
+    table = base.games_table(n_games, max(1000, n_games // 20), 10)
+    for system in ("club", "eagle", "diwz"):
+        module = importlib.import_module(f"benchmarks.kernel_{system}")
+        variants = [({}, system)] if system != "eagle" else [({"positions": "published"}, "eagle (published)"),
+                                                              ({"positions": "live"}, "eagle (live)")]
+        for options, label in variants:
+            result = module.measure(table, **options) if options else module.measure(table)
+            rows.append([label, f"{result['games']:,}", f"{result['kernel_results_per_s']:,.0f}",
+                         f"{result['reference_results_per_s']:,.0f}", f"{result['openskill_results_per_s']:,.0f}",
+                         f"{result['kernel_results_per_s'] / result['openskill_results_per_s']:,.0f}×",
+                         f"{result['kernel_results_per_s'] / result['reference_results_per_s']:,.0f}×"])
+    return rows
+
+
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def next_month_delivery(raw: Path) -> str:
+    """Deliver one more month: the last month's games again, one month later, as new games."""
+    con = duckdb.connect()
+    files = sorted(str(p) for p in (raw / "games").glob("*.parquet"))
+    con.read_parquet(files).create_view("games")
+    last = con.sql("SELECT max(finished_on) FROM games").fetchall()[0][0]
+    first_of_last = last.replace(day=1)
+    con.sql(
+        "COPY (SELECT * REPLACE (game_id || '-next' AS game_id, "
+        "CAST(finished_on + INTERVAL 1 MONTH AS DATE) AS finished_on) FROM games "
+        "WHERE finished_on >= $first AND finished_on + INTERVAL 1 MONTH <= $limit) TO $path (FORMAT parquet)",
+        params={"first": first_of_last, "limit": dt.date.today(), "path": str(raw / "games" / "zz-next-month.parquet")})
+    return f"{(first_of_last.replace(day=28) + dt.timedelta(days=4)).strftime('%Y-%m')}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes (checks the harness)")
+    parser.add_argument("--skip-largest", action="store_true", help="leave out the 10,000,000-game run")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    WORK.mkdir(parents=True, exist_ok=True)
+    sections = ["# diprank benchmarks", "", "Measured by `make bench` (`benchmarks/run.py`)"
+                + (" with `--quick` sizes" if args.quick else "") + "; every figure comes from that run.", "",
+                "## Machine", "", markdown_table(["", ""], [[k, v] for k, v in machine_details()]), ""]
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    say("kernels …")
+    kernels = kernel_rows(sizes["kernel_games"])
+    sections += ["## 1. Rating kernels", "",
+                 f"Player-results per second on the same {sizes['kernel_games']:,} generated 7-power games "
+                 "(compile time excluded), next to the pure-Python reference and openskill's PlackettLuce "
+                 "rating the same games.", "",
+                 markdown_table(["system", "games", "kernel results/s", "reference results/s",
+                                 "openskill PL results/s", "kernel / openskill", "kernel / reference"], kernels), ""]
+
+    e2e = sizes["e2e"]
+    say(f"end to end: {e2e.games:,} games …")
+    raw, generated = generate(e2e, "e2e", seed=1)
+    warehouse = fresh(WORK / "wh_e2e")
+    backfill = diprank_run(raw, warehouse)
+    rows = output_rows(warehouse)
+    floor = floor_seconds(raw, rows)
+    per_system = system_times(backfill.output)
+    sections += ["## 2. End to end", "",
+                 f"`diprank run` on {e2e.games:,} games, {e2e.events:,} events, {e2e.players:,} players over "
+                 f"{e2e.years} years (Parquet feeds generated in {generated:.1f} s): every system, every month, one backfill.", "",
+                 markdown_table(["measure", "value"], [
+                     ["wall time", f"{backfill.wall:.1f} s"], ["peak memory", f"{backfill.peak_mib:,.0f} MiB"],
+                     ["Parquet rows written", f"{rows:,}"],
+                     ["floor (DuckDB reads the raw files once, writes as many Parquet rows once)", f"{floor:.1f} s"],
+                     ["ratio to the floor", f"{backfill.wall / floor:.1f}×"],
+                 ] + [[f"{s}: Dagster run / asset compute", f"{w:.1f} s / {c:.1f} s" if c is not None else f"{w:.1f} s"]
+                      for s, (w, c) in per_system.items()]), ""]
+
+    say("incremental months …")
+    incremental = []
+    small = sizes["small_history"]
+    small_raw, _ = generate(small, "small", seed=2)
+    small_wh = fresh(WORK / "wh_small")
+    diprank_run(small_raw, small_wh)
+    for label, history_raw, history_wh, size in (("small", small_raw, small_wh, small), ("e2e", raw, warehouse, e2e)):
+        month = next_month_delivery(history_raw)
+        stats = diprank_run(history_raw, history_wh)
+        times = system_times(stats.output)
+        compute = sum(c or 0.0 for _, c in times.values())
+        dagster = sum(w for w, _ in times.values())
+        incremental.append([f"{size.games:,}", month, f"{stats.wall:.1f} s", f"{dagster:.1f} s", f"{compute:.1f} s",
+                            f"{stats.peak_mib:,.0f} MiB"])
+    sections += ["## 3. Incremental month", "",
+                 "After the backfill, one more month of games is delivered and `diprank run` computes only "
+                 "that month (the ingest step still re-reads every raw file).", "",
+                 markdown_table(["history (games)", "new month", "whole run", "four systems' Dagster runs",
+                                 "four systems' asset compute", "peak memory"], incremental), ""]
+
+    if not args.skip_largest:
+        largest = sizes["largest"]
+        say(f"largest: {largest.games:,} games …")
+        big_raw, big_generated = generate(largest, "largest", seed=3)
+        big_wh = fresh(WORK / "wh_largest")
+        big = diprank_run(big_raw, big_wh)
+        sections += ["## 4. The largest sites", "",
+                     f"`diprank run` on {largest.games:,} games ({largest.players:,} players, {largest.events:,} events, "
+                     f"{largest.years} years; generated in {big_generated:.1f} s).", "",
+                     markdown_table(["measure", "value"], [["wall time", f"{big.wall:.1f} s"],
+                                                           ["peak memory", f"{big.peak_mib:,.0f} MiB"]]
+                                    + [[f"{s}: Dagster run / asset compute", f"{w:.1f} s / {c:.1f} s" if c else f"{w:.1f} s"]
+                                       for s, (w, c) in system_times(big.output).items()]), ""]
+
+    text = "\n".join(sections)
+    args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
