@@ -4,7 +4,8 @@ from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, 
 
 from pipeline.feeds import FEEDS, Feed
 from pipeline.resources import DiprankResource
-from pipeline.validate import ingest_feed
+from assets.metadata import column_schema
+from pipeline.validate import FEED_MODELS, ingest_feed
 
 GROUP = "feeds"
 
@@ -22,6 +23,7 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
         kinds={"duckdb", "csv", "parquet"},
         owners=["team:diprank"],
         tags={"layer": "raw"},
+        metadata={"dagster/column_schema": column_schema(FEED_MODELS[feed.name], skip_internal=False)},
         description=(
             f"Every delivery under `<raw>/{feed.name}/` (CSV, Parquet, JSON Lines) read by DuckDB in "
             "lexicographic order, typed, with source file and line. Later deliveries of a key replace "
