@@ -23,7 +23,7 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
         kinds={"duckdb", "csv", "parquet"},
         owners=["team:diprank"],
         tags={"layer": "raw"},
-        metadata={"dagster/column_schema": column_schema(FEED_MODELS[feed.name], skip_internal=False)},
+        metadata={"dagster/column_schema": column_schema(FEED_MODELS[feed.name])},
         description=(
             f"Every delivery under `<raw>/{feed.name}/` (CSV, Parquet, JSON Lines) read by DuckDB in "
             "lexicographic order, typed, with source file and line. Later deliveries of a key replace "
