@@ -4,7 +4,10 @@ import datetime as dt
 import pytest
 
 from pipeline.reference.dip_pouch import dip_pouch_ratings
-from pipeline.systems.dip_pouch import national_ranks, percentile, tournament_value
+import numpy as np
+import pyarrow as pa
+
+from pipeline.systems.dip_pouch import national_rank_array, percentile, shared_rank_array, tournament_value
 from tests.support import history, make_raw, rankings, run_cli
 
 DIXIE_FIELD = [  # seed 000: 29 of 36 placements listed
@@ -139,7 +142,9 @@ def test_formula_functions():
     assert tournament_value(77, 4, False, dt.date(1998, 8, 2)) == 0
     assert tournament_value(36, 3, False, dt.date(2019, 5, 26)) == pytest.approx(12.285714)
     assert tournament_value(36, 3, False, dt.date(2019, 5, 26), cutoff_year=2020) == 0
-    assert national_ranks([50, 50, 49, 48, 48], ["A", "A", "B", "A", None]) == [1, 1, 1, 3, None]
+    assert shared_rank_array(np.array([60.0, 50.0, 50.0, 45.0])).tolist() == [1, 2, 2, 4]
+    table = pa.table({"rating": [50.0, 50.0, 49.0, 48.0, 48.0], "country": ["A", "A", "B", "A", None]})
+    assert national_rank_array(table).tolist() == [1, 1, 1, 3, 0]
 
 
 def test_pipeline_matches_reference(golden_run):
@@ -153,3 +158,42 @@ def test_pipeline_matches_reference(golden_run):
     expected = dip_pouch_ratings(events)
     table = rankings(golden_run, "dip_pouch", "2019-06")
     assert {r["player_id"]: r["rating"] for r in table} == expected
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_fast_path_matches_reference_month_by_month(tmp_path, seed):
+    """The vectorised system against the plain reference on generated events, at every month end."""
+    import pyarrow.parquet as pq
+
+    from pipeline.generate import write_feeds
+    from pipeline.months import Month, month_range
+    from pipeline.systems.base import EVENT_RESULT_COLUMNS, MonthInput, PlayerInfo
+    from pipeline.systems.dip_pouch import DipPouch
+
+    write_feeds(tmp_path, games=10, players=300, years=5, events=50, seed=seed, end_year=2006)
+    events = pq.read_table(next((tmp_path / "events").glob("*.parquet"))).to_pylist()
+    results = pq.read_table(next((tmp_path / "event_results").glob("*.parquet"))).to_pylist()
+    by_event = {e["event_id"]: e for e in events}
+    rows = [{**{k: by_event[r["event_id"]][k] for k in ("start_date", "end_date", "rounds", "num_players",
+                                                         "is_world_championship")},
+             "event_id": r["event_id"], "event_name": by_event[r["event_id"]]["name"], "player_id": r["player_id"],
+             "player_name": r["player_name"], "nationality": r["nationality"], "placement": r["placement"]}
+            for r in results]
+    rows.sort(key=lambda r: (r["end_date"], r["start_date"], r["event_id"], r["placement"], r["player_id"]))
+    table = pa.Table.from_pylist(rows, schema=EVENT_RESULT_COLUMNS)
+    system, state = DipPouch(), DipPouch().initial_state()
+    months = month_range(Month.of(rows[0]["end_date"]), Month.of(rows[-1]["end_date"]))
+    registry = {"nobody": PlayerInfo("No One", "NOR")}
+    for month in months:
+        inside = [i for i, r in enumerate(rows) if Month.of(r["end_date"]) == month]
+        month_rows = table.slice(inside[0], len(inside)) if inside else table.slice(0, 0)
+        out = system.step(state, MonthInput(month, month_rows, registry))
+        state = out.state
+        so_far = [e for e in events if e["end_date"] <= month.last_day]
+        for e in so_far:
+            e["results"] = [r for r in results if r["event_id"] == e["event_id"]]
+        expected = dip_pouch_ratings(so_far)
+        got = dict(zip(out.table.column("player_id").to_pylist(), out.table.column("rating").to_pylist()))
+        assert got == expected, month
+    restored = system.decode_state(system.encode_state(state))
+    assert restored.ids == state.ids and np.array_equal(restored.rating, state.rating)

@@ -9,9 +9,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from pipeline.systems.base import MonthInput, MonthOutput, shared_ranks
+from pipeline.systems.base import MonthInput, MonthOutput
 from schemas.dip_pouch import DipPouchHistory, DipPouchRankings
 
 START_RATING = 40.0
@@ -55,12 +57,22 @@ def updated_rating(old: float, value: float, pct: float) -> float:
 
 @dataclass
 class DipPouchState:
-    """Ratings of everyone who played, and the listing facts of rated events."""
+    """Per-player arrays indexed by a dense player number (ids[i] is player i)."""
 
-    ratings: dict[str, float] = field(default_factory=dict)
-    events: dict[str, int] = field(default_factory=dict)
-    last_event: dict[str, dt.date] = field(default_factory=dict)
-    nationality: dict[str, str] = field(default_factory=dict)
+    ids: list[str] = field(default_factory=list)
+    rating: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
+    events: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    last_event: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # days since 1970-01-01
+    country: list[str | None] = field(default_factory=list)  # registry country, else latest nationality
+    from_registry: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
+    index: dict[str, int] = field(default_factory=dict)  # ids inverted; rebuilt, never checkpointed
+
+    def copy(self) -> "DipPouchState":
+        return DipPouchState(list(self.ids), self.rating.copy(), self.events.copy(), self.last_event.copy(),
+                             list(self.country), self.from_registry.copy(), dict(self.index))
+
+
+EPOCH = dt.date(1970, 1, 1)
 
 
 class DipPouch:
@@ -83,77 +95,129 @@ class DipPouch:
         return DipPouchState()
 
     def step(self, state: DipPouchState, month_input: MonthInput) -> MonthOutput:
-        """Apply the month's events in order; list everyone with a rated event."""
-        state = DipPouchState(dict(state.ratings), dict(state.events), dict(state.last_event),
-                              dict(state.nationality))
-        history = {name: [] for name in HISTORY_COLUMNS.names}
-        rows = month_input.results.to_pylist()
-        for row in rows:
-            pid = row["player_id"]
-            value = tournament_value(row["num_players"], row["rounds"], row["is_world_championship"],
-                                     row["end_date"], self.cutoff_year)
-            pct = percentile(row["num_players"], row["placement"])
-            old = state.ratings.get(pid, START_RATING)
-            new = updated_rating(old, value, pct) if value > 0 else None
-            if new is not None:
-                state.ratings[pid] = new
-                state.events[pid] = state.events.get(pid, 0) + 1
-                state.last_event[pid] = row["end_date"]
-            elif pid not in state.ratings:
-                state.ratings[pid] = START_RATING
-            if row["nationality"]:
-                state.nationality[pid] = row["nationality"]
-            for key, val in (("source_id", row["event_id"]), ("source_date", row["end_date"]),
-                             ("player_id", pid), ("rating_before", old), ("rating_after", new),
-                             ("placement", row["placement"]), ("num_players", row["num_players"]),
-                             ("percentile", pct), ("tournament_value", value)):
-                history[key].append(val)
-        table = self._table(state, month_input)
-        return MonthOutput(state, table, pa.table(history, schema=HISTORY_COLUMNS))
-
-    def _table(self, state: DipPouchState, month_input: MonthInput) -> pa.Table:
-        listed = sorted(state.events, key=lambda p: (-state.ratings[p], p))
-        ratings = [state.ratings[p] for p in listed]
-        countries = [country_of(p, month_input.registry, state.nationality) for p in listed]
-        return pa.table({
-            "rank": shared_ranks(ratings),
-            "player_id": listed,
-            "rating": ratings,
-            "events": [state.events[p] for p in listed],
-            "last_event_date": [state.last_event[p] for p in listed],
-            "country": countries,
-            "national_rank": national_ranks(ratings, countries),
-        }, schema=RANKING_COLUMNS)
+        """Apply the month's events in order (each event vectorised); list everyone with a rated event."""
+        state = state.copy()
+        rows = month_input.results
+        players = player_indices(state, rows.column("player_id").to_pylist(), month_input.registry)
+        note_nationalities(state, players, rows.column("nationality").to_pylist())
+        events = rows.column("event_id").to_pylist()
+        n = np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.float64)
+        placement = np.asarray(rows.column("placement").to_numpy(zero_copy_only=False), np.float64)
+        pct = (n + 0.5 - placement) / n * 100
+        value = np.zeros(rows.num_rows, np.float64)
+        before = np.zeros(rows.num_rows, np.float64)
+        after = np.full(rows.num_rows, np.nan)
+        end_days = np.asarray(rows.column("end_date").cast(pa.int32()).to_numpy(zero_copy_only=False), np.int32)
+        start = 0
+        while start < rows.num_rows:
+            stop = start
+            while stop < rows.num_rows and events[stop] == events[start]:
+                stop += 1
+            head = rows.slice(start, 1).to_pylist()[0]
+            tv = tournament_value(head["num_players"], head["rounds"], head["is_world_championship"],
+                                  head["end_date"], self.cutoff_year)
+            who = players[start:stop]
+            old = state.rating[who]
+            before[start:stop], value[start:stop] = old, tv
+            if tv > 0:
+                new = old + tv / 100 * (pct[start:stop] - old)
+                state.rating[who] = new
+                state.events[who] += 1
+                state.last_event[who] = end_days[start]
+                after[start:stop] = new
+            start = stop
+        history = pa.table({
+            "source_id": rows.column("event_id"), "source_date": rows.column("end_date"),
+            "player_id": rows.column("player_id"), "rating_before": pa.array(before, pa.float64()),
+            "rating_after": pa.array(after, pa.float64(), mask=np.isnan(after)),
+            "placement": rows.column("placement"), "num_players": rows.column("num_players"),
+            "percentile": pa.array(pct, pa.float64()), "tournament_value": pa.array(value, pa.float64()),
+        }, schema=HISTORY_COLUMNS)
+        return MonthOutput(state, listed_table(state), history)
 
     def encode_state(self, state: DipPouchState) -> dict:
-        return {"ratings": state.ratings, "events": state.events, "last_event": state.last_event,
-                "nationality": state.nationality}
+        return {"ids": state.ids, "rating": state.rating, "events": state.events, "last_event": state.last_event,
+                "country": state.country, "from_registry": state.from_registry}
 
     def decode_state(self, data: dict) -> DipPouchState:
-        return DipPouchState(dict(data["ratings"]), dict(data["events"]), dict(data["last_event"]),
-                             dict(data["nationality"]))
+        ids = list(data["ids"])
+        return DipPouchState(ids, data["rating"], data["events"], data["last_event"], list(data["country"]),
+                             data["from_registry"], {pid: i for i, pid in enumerate(ids)})
 
 
-def country_of(player_id: str, registry, nationality: dict[str, str]) -> str | None:
-    """Registry country first, else the latest nationality listed in event results."""
-    info = registry.get(player_id)
-    if info is not None and info.country:
-        return info.country
-    return nationality.get(player_id)
+def player_indices(state: DipPouchState, player_ids: list[str], registry) -> np.ndarray:
+    """Dense indices of the month's players; newcomers start at 40 with their registry country."""
+    index = state.index
+    out = np.empty(len(player_ids), np.int64)
+    added: list[str] = []
+    for k, pid in enumerate(player_ids):
+        i = index.get(pid)
+        if i is None:
+            i = index[pid] = len(state.ids) + len(added)
+            added.append(pid)
+        out[k] = i
+    if added:
+        state.ids.extend(added)
+        state.rating = np.concatenate([state.rating, np.full(len(added), START_RATING)])
+        state.events = np.concatenate([state.events, np.zeros(len(added), np.int64)])
+        state.last_event = np.concatenate([state.last_event, np.zeros(len(added), np.int32)])
+        countries = [registry[p].country if p in registry and registry[p].country else None for p in added]
+        state.country.extend(countries)
+        state.from_registry = np.concatenate([state.from_registry, np.array([c is not None for c in countries])])
+    return out
 
 
-def national_ranks(ratings_in_order: list[float], countries: list[str | None]) -> list[int | None]:
-    """Shared rank (1-2-2-4) within each country for players already in rating order; None without a country."""
-    seen: dict[str, int] = {}
-    last: dict[str, tuple[float, int]] = {}
-    ranks: list[int | None] = []
-    for rating, country in zip(ratings_in_order, countries):
-        if country is None:
-            ranks.append(None)
-            continue
-        seen[country] = seen.get(country, 0) + 1
-        previous = last.get(country)
-        rank = previous[1] if previous is not None and previous[0] == rating else seen[country]
-        last[country] = (rating, rank)
-        ranks.append(rank)
+def note_nationalities(state: DipPouchState, players: np.ndarray, nationalities: list[str | None]) -> None:
+    """The latest listed nationality stands in for a country the registry does not give."""
+    for i, nationality in zip(players.tolist(), nationalities):
+        if nationality and not state.from_registry[i]:
+            state.country[i] = nationality
+
+
+def listed_table(state: DipPouchState) -> pa.Table:
+    """Everyone with an event of value above 0, by rating then player_id, with shared and national ranks."""
+    listed = np.flatnonzero(state.events > 0)
+    ids = pa.array([state.ids[i] for i in listed.tolist()], pa.string())
+    countries = pa.array([state.country[i] for i in listed.tolist()], pa.string())
+    table = pa.table({
+        "player_id": ids, "rating": pa.array(state.rating[listed], pa.float64()),
+        "events": pa.array(state.events[listed], pa.int64()),
+        "last_event_date": pa.array(state.last_event[listed], pa.int32()).cast(pa.date32()),
+        "country": countries,
+    }).sort_by([("rating", "descending"), ("player_id", "ascending")])
+    ratings = table.column("rating").to_numpy()
+    table = table.append_column("national_rank", pa.array(national_rank_array(table), pa.int64(),
+                                                          mask=pc.is_null(table.column("country")).to_numpy(zero_copy_only=False)))
+    table = table.add_column(0, "rank", pa.array(shared_rank_array(ratings), pa.int64()))
+    return table.select(RANKING_COLUMNS.names).cast(RANKING_COLUMNS)
+
+
+def shared_rank_array(ratings_in_order: np.ndarray) -> np.ndarray:
+    """Competition ranks (1-2-2-4) of ratings already sorted best first."""
+    n = len(ratings_in_order)
+    positions = np.arange(1, n + 1)
+    starts = np.ones(n, np.bool_)
+    starts[1:] = ratings_in_order[1:] != ratings_in_order[:-1]
+    return np.maximum.accumulate(np.where(starts, positions, 0)) if n else positions
+
+
+def national_rank_array(table: pa.Table) -> np.ndarray:
+    """Shared rank within each country for a table sorted by rating; 0 where there is no country."""
+    n = table.num_rows
+    ranks = np.zeros(n, np.int64)
+    if n == 0:
+        return ranks
+    order = pa.table({"c": table.column("country"), "i": pa.array(np.arange(n))}).sort_by(
+        [("c", "ascending"), ("i", "ascending")])
+    rows = order.column("i").to_numpy()
+    country = order.column("c").to_pylist()
+    ratings = table.column("rating").to_numpy()[rows]
+    start = 0
+    while start < n:
+        stop = start
+        while stop < n and country[stop] == country[start]:
+            stop += 1
+        if country[start] is not None:
+            ranks[rows[start:stop]] = shared_rank_array(ratings[start:stop])
+        start = stop
     return ranks
