@@ -9,7 +9,7 @@ from dagster import (
 
 from assets.feeds import raw_asset_name
 from assets.metadata import column_schema
-from pipeline.feeds import EVENT_RESULTS, EVENTS, FEEDS, GAMES, PLAYERS, Feed
+from pipeline.feeds import EVENT_RESULTS, EVENTS, FEEDS, GAMES, Feed
 from pipeline.fingerprint import write_month_fingerprints
 from pipeline.resources import DiprankResource
 from pipeline.sql import quote_ident, quote_literal

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pyarrow as pa
+
+ARROW_TYPES = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DATE": pa.date32(), "BOOLEAN": pa.bool_()}
+
 
 @dataclass(frozen=True)
 class FeedColumn:
@@ -25,6 +29,11 @@ class Feed:
     @property
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """The feed's columns as Arrow types, in file order."""
+        return pa.schema([(c.name, ARROW_TYPES[c.sql_type]) for c in self.columns])
 
     @property
     def required_columns(self) -> list[str]:

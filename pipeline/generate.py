@@ -30,51 +30,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.feeds import FEEDS
+
 # --------------------------------------------------------------------------------------------
 # Feed columns (SPEC §2), in file order
 # --------------------------------------------------------------------------------------------
 
-GAMES_SCHEMA = pa.schema(
-    [
-        ("game_id", pa.string()),
-        ("site", pa.string()),
-        ("variant", pa.string()),
-        ("supply_centres", pa.int64()),
-        ("finished_on", pa.date32()),
-        ("rated", pa.bool_()),
-        ("power", pa.string()),
-        ("player_id", pa.string()),
-        ("player_name", pa.string()),
-        ("original_player_id", pa.string()),
-        ("replacement_denies", pa.bool_()),
-        ("result", pa.string()),
-        ("centres", pa.int64()),
-        ("eliminated_year", pa.int64()),
-    ]
-)
-EVENTS_SCHEMA = pa.schema(
-    [
-        ("event_id", pa.string()),
-        ("name", pa.string()),
-        ("start_date", pa.date32()),
-        ("end_date", pa.date32()),
-        ("location", pa.string()),
-        ("country", pa.string()),
-        ("rounds", pa.int64()),
-        ("num_players", pa.int64()),
-        ("is_world_championship", pa.bool_()),
-    ]
-)
-EVENT_RESULTS_SCHEMA = pa.schema(
-    [
-        ("event_id", pa.string()),
-        ("player_id", pa.string()),
-        ("player_name", pa.string()),
-        ("nationality", pa.string()),
-        ("placement", pa.int64()),
-    ]
-)
-PLAYERS_SCHEMA = pa.schema([("player_id", pa.string()), ("name", pa.string()), ("country", pa.string())])
+GAMES_SCHEMA = FEEDS["games"].arrow_schema
+EVENTS_SCHEMA = FEEDS["events"].arrow_schema
+EVENT_RESULTS_SCHEMA = FEEDS["event_results"].arrow_schema
+PLAYERS_SCHEMA = FEEDS["players"].arrow_schema
 
 FEED_SCHEMAS = {
     "games": GAMES_SCHEMA,
@@ -385,7 +350,6 @@ def player_pool(
     """
     if n < 1:
         raise ValueError("at least one player is needed")
-    span = last_year - first_year + 1
     width = id_width or max(5, len(str(id_start + n - 1)))
     ids = _ids(id_prefix, id_start, n, width)
     names, country = random_names(gen, n)

@@ -5,7 +5,7 @@ import pandera.ibis as pa
 from pandera.ibis import Field
 
 from schemas.feed_common import (
-    BAD_TYPE, DUPLICATE_KEY, MISSING_VALUE, TEXT_TOO_LONG, DeliveredRow, all_present, rowwise,
+    delivered_rows, rowwise,
 )
 
 UNKNOWN_EVENT = "unknown_event"
@@ -15,7 +15,7 @@ PLACEMENT_OUT_OF_RANGE = "placement_out_of_range"
 REQUIRED = ["event_id", "player_id", "placement"]
 
 
-class EventResultsFeed(DeliveredRow):
+class EventResultsFeed(delivered_rows(tuple(REQUIRED))):
     """Validated results; `_event_status` and `_event_num_players` come from the events feed."""
 
     event_id: str = Field(nullable=True, description="Event (must exist and be valid).")
@@ -25,22 +25,6 @@ class EventResultsFeed(DeliveredRow):
     placement: int = Field(nullable=True, description="1..num_players; shared places repeat the number.")
     event_status: str = Field(alias="_event_status", description="valid, rejected or unknown.")
     event_num_players: int = Field(alias="_event_num_players", nullable=True, description="The event's field size.")
-
-    @pa.dataframe_check(name=BAD_TYPE)
-    def values_convert(cls, data):
-        return rowwise(data.table._cast_errors.isnull())
-
-    @pa.dataframe_check(name=TEXT_TOO_LONG)
-    def text_fits(cls, data):
-        return rowwise(~data.table._too_long)
-
-    @pa.dataframe_check(name=MISSING_VALUE)
-    def required_present(cls, data):
-        return rowwise(all_present(data.table, REQUIRED))
-
-    @pa.dataframe_check(name=DUPLICATE_KEY)
-    def key_once_per_file(cls, data):
-        return rowwise(~data.table._duplicate_in_file)
 
     @pa.dataframe_check(name=UNKNOWN_EVENT)
     def event_exists(cls, data):

@@ -7,8 +7,7 @@ import pandera.ibis as pa
 from pandera.ibis import Field
 
 from schemas.feed_common import (
-    BAD_TYPE, DATE_BEFORE_1954, DATE_IN_FUTURE, DUPLICATE_KEY, MISSING_VALUE, TEXT_TOO_LONG,
-    DeliveredRow, all_present, date_not_ancient, date_not_future, rowwise,
+    DATE_BEFORE_1954, DATE_IN_FUTURE, delivered_rows, date_not_ancient, date_not_future, rowwise,
 )
 
 END_BEFORE_START = "end_before_start"
@@ -19,7 +18,7 @@ NO_RESULTS = "event_without_results"
 REQUIRED = ["event_id", "start_date", "end_date", "rounds", "num_players"]
 
 
-class EventsFeed(DeliveredRow):
+class EventsFeed(delivered_rows(tuple(REQUIRED))):
     """Validated events. `_result_count` is the number of delivered result rows naming the event."""
 
     event_id: str = Field(nullable=True, description="Event identifier (key).")
@@ -32,22 +31,6 @@ class EventsFeed(DeliveredRow):
     num_players: int = Field(nullable=True, description="The whole field (>= 2), even where results list fewer.")
     is_world_championship: bool = Field(nullable=True, description="World Championship (tournament value 20).")
     result_count: int = Field(alias="_result_count", description="Delivered result rows for the event.")
-
-    @pa.dataframe_check(name=BAD_TYPE)
-    def values_convert(cls, data):
-        return rowwise(data.table._cast_errors.isnull())
-
-    @pa.dataframe_check(name=TEXT_TOO_LONG)
-    def text_fits(cls, data):
-        return rowwise(~data.table._too_long)
-
-    @pa.dataframe_check(name=MISSING_VALUE)
-    def required_present(cls, data):
-        return rowwise(all_present(data.table, REQUIRED))
-
-    @pa.dataframe_check(name=DUPLICATE_KEY)
-    def key_once_per_file(cls, data):
-        return rowwise(~data.table._duplicate_in_file)
 
     @pa.dataframe_check(name=END_BEFORE_START)
     def ends_after_start(cls, data):

@@ -5,6 +5,7 @@ import datetime as dt
 import os
 
 import ibis
+import pandera.ibis as pa
 from pandera.ibis import DataFrameModel, Field
 
 # Reason codes shared by all feeds (the check names double as quarantine reason codes).
@@ -52,7 +53,7 @@ def date_not_ancient(column):
 class DeliveredRow(DataFrameModel):
     """Lineage and ingest flags carried by every staged row."""
 
-    row_id: int = Field(alias="_row_id", description="Row number over all deliveries of the feed.")
+    row_id: int = Field(alias="_row_id", description="Delivery number and line: unique over all deliveries of the feed.")
     cast_errors: str = Field(alias="_cast_errors", nullable=True, description="Columns whose value could not be converted.")
     too_long: bool = Field(alias="_too_long", description="Some text value is longer than the accepted maximum.")
     source_file: str = Field(alias="_source_file", description="Delivery file, relative to the raw folder.")
@@ -64,3 +65,30 @@ class DeliveredRow(DataFrameModel):
     class Config:
         strict = True
         coerce = False
+
+
+def delivered_rows(required: tuple[str, ...]) -> type[DeliveredRow]:
+    """A base model with the checks every feed shares, `required` naming the columns that need a value.
+
+    Built afresh for each feed: Pandera loses the names of checks that several models inherit
+    from one class, and the names are the quarantine's reason codes.
+    """
+
+    class SharedChecks(DeliveredRow):
+        @pa.dataframe_check(name=BAD_TYPE)
+        def values_convert(cls, data):
+            return rowwise(data.table._cast_errors.isnull())
+
+        @pa.dataframe_check(name=TEXT_TOO_LONG)
+        def text_fits(cls, data):
+            return rowwise(~data.table._too_long)
+
+        @pa.dataframe_check(name=MISSING_VALUE)
+        def required_present(cls, data):
+            return rowwise(all_present(data.table, list(required)))
+
+        @pa.dataframe_check(name=DUPLICATE_KEY)
+        def key_once_per_file(cls, data):
+            return rowwise(~data.table._duplicate_in_file)
+
+    return SharedChecks

@@ -7,8 +7,7 @@ import pandera.ibis as pa
 from pandera.ibis import Field
 
 from schemas.feed_common import (
-    BAD_TYPE, DATE_BEFORE_1954, DATE_IN_FUTURE, DUPLICATE_KEY, MISSING_VALUE, TEXT_TOO_LONG,
-    DeliveredRow, all_present, rowwise, date_not_ancient, date_not_future,
+    DATE_BEFORE_1954, DATE_IN_FUTURE, delivered_rows, rowwise, date_not_ancient, date_not_future,
 )
 
 RESULTS = ("solo", "draw", "survived", "eliminated", "anarchy")
@@ -33,7 +32,7 @@ GAME_REJECTED = "game_has_invalid_row"
 REQUIRED = ["game_id", "finished_on", "power", "player_id", "result", "centres"]
 
 
-class GamesFeed(DeliveredRow):
+class GamesFeed(delivered_rows(tuple(REQUIRED))):
     """Validated games: every row rule and every whole-game rule of SPEC §2."""
 
     game_id: str = Field(nullable=True, description="Game identifier; with power the key.")
@@ -57,22 +56,6 @@ class GamesFeed(DeliveredRow):
     centre_total: int = Field(alias="_centre_total", nullable=True, description="Centres held by all powers.")
     fields_agree: bool = Field(alias="_fields_agree", nullable=True, description="variant, supply_centres, finished_on and rated agree.")
     player_conflict: bool = Field(alias="_player_conflict", description="A player id is on two powers (as holder or original).")
-
-    @pa.dataframe_check(name=BAD_TYPE)
-    def values_convert(cls, data):
-        return rowwise(data.table._cast_errors.isnull())
-
-    @pa.dataframe_check(name=TEXT_TOO_LONG)
-    def text_fits(cls, data):
-        return rowwise(~data.table._too_long)
-
-    @pa.dataframe_check(name=MISSING_VALUE)
-    def required_present(cls, data):
-        return rowwise(all_present(data.table, REQUIRED))
-
-    @pa.dataframe_check(name=DUPLICATE_KEY)
-    def key_once_per_file(cls, data):
-        return rowwise(~data.table._duplicate_in_file)
 
     @pa.dataframe_check(name=UNKNOWN_RESULT)
     def result_known(cls, data):

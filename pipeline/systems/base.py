@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Mapping, Protocol
 
 import pyarrow as pa
 
+from pipeline.feeds import GAMES
 from pipeline.months import Month
 
 
@@ -80,25 +81,7 @@ class RatingSystem(Protocol):
 
 
 # Columns handed to game-based systems (pyarrow types).
-GAME_COLUMNS = pa.schema(
-    [
-        ("game_id", pa.string()),
-        ("site", pa.string()),
-        ("variant", pa.string()),
-        ("supply_centres", pa.int64()),
-        ("finished_on", pa.date32()),
-        ("rated", pa.bool_()),
-        ("power", pa.string()),
-        ("player_id", pa.string()),
-        ("player_name", pa.string()),
-        ("original_player_id", pa.string()),
-        ("replacement_denies", pa.bool_()),
-        ("result", pa.string()),
-        ("centres", pa.int64()),
-        ("eliminated_year", pa.int64()),
-        ("responsible_player_id", pa.string()),
-    ]
-)
+GAME_COLUMNS = GAMES.arrow_schema.append(pa.field("responsible_player_id", pa.string()))
 
 # Columns handed to event-based systems: event_results joined with their event.
 EVENT_RESULT_COLUMNS = pa.schema(
