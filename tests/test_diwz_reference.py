@@ -1,18 +1,23 @@
-"""The DiWZ fast path against the plain reference on generated games, and checkpoint round trips."""
+"""The DiWZ fast path against the plain reference on generated games, checkpoint round trips, and
+the compiled kernel's arithmetic against Python's."""
 from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import state_codec
 from pipeline.generate import synthetic_games
-from pipeline.months import Month, month_range
+from pipeline.months import Month, add_years, month_range
+from pipeline.reference.diwz import _w as reference_w
 from pipeline.reference.diwz import reference_diwz
+from pipeline.rounding import half_up_int
+from pipeline.systems import diwz_kernel as kernel
 from pipeline.systems.base import MonthInput
-from pipeline.systems.diwz import DiWZ
+from pipeline.systems.diwz import DiWZ, day_number, w_table
 from pipeline.systems.games import rows_to_table
 
 FIRST_DAY = dt.date(2000, 1, 1)
@@ -128,3 +133,161 @@ def test_step_leaves_its_input_state_unchanged():
         again = system.step(state, month_input)
         assert first.table.equals(again.table) and first.history.equals(again.history)
         state = first.state
+
+
+# --- larger data: years of games, many players ----------------------------------------------
+
+
+def rule_events(outputs) -> dict[str, int]:
+    """How often each rule that depends on time or pooling acted in a run."""
+    seen: dict[str, int] = defaultdict(int)
+    listed_before: dict[str, int] = {}      # player -> evaluations in last month's list
+    ever_rated: set[str] = set()
+    for out in outputs:
+        rows = out.history.to_pylist()
+        playing = {row["player_id"] for row in rows}
+        first_rows: set[str] = set()
+        for row in rows:
+            before, after = row["rating_before"], row["rating_after"]
+            pid = row["player_id"]
+            if pid in listed_before and pid not in first_rows and (
+                before is None or (row["evaluations"] == 1 and listed_before[pid] >= 1)
+            ):
+                # The rating expired before this game: struck off there (start_1600 gives 1600-0 again).
+                seen["struck off at a game"] += 1
+            first_rows.add(pid)
+            if before is not None and after is None:
+                seen["waiting"] += 1
+            if row["pooled"]:
+                seen["pooled"] += 1
+            if before is None and after is not None:
+                seen["returned with a first rating" if row["player_id"] in ever_rated else "first rating"] += 1
+            if before is None and after is None:
+                seen["newcomer collecting"] += 1
+        listed = dict(zip(out.table.column("player_id").to_pylist(), out.table.column("evaluations").to_pylist()))
+        seen["struck off at a month end"] += len((set(listed_before) - set(listed)) - playing)
+        ever_rated |= set(listed)
+        listed_before = listed
+    return seen
+
+
+TIME_RULES = {
+    "waiting", "pooled", "first rating", "newcomer collecting", "struck off at a game",
+    "struck off at a month end", "returned with a first rating",
+}
+
+
+def years_of_games(seed: int, games: int = 2500, players: int = 600) -> list[dict]:
+    """Eight years of generated games: players leave for years and come back."""
+    return list(synthetic_games(seed, games, players, dt.date(1996, 1, 1), dt.date(2003, 12, 31)))
+
+
+@given(
+    seed=st.integers(min_value=0, max_value=2**31),
+    newcomers=st.sampled_from(["erstzahl", "start_1600"]),
+    with_list=st.booleans(),
+)
+@settings(max_examples=3, deadline=None)
+def test_fast_path_matches_reference_over_years_of_games(seed, newcomers, with_list):
+    rows = years_of_games(seed)
+    assert_same_as_reference(rows, newcomers, existing_list(seed) if with_list else None)
+
+
+def test_years_of_games_exercise_every_time_rule():
+    seen: dict[str, int] = defaultdict(int)
+    for seed, newcomers in [(4, "erstzahl"), (5, "start_1600")]:
+        for rule, count in rule_events(assert_same_as_reference(years_of_games(seed), newcomers, None)).items():
+            seen[rule] += count
+    assert TIME_RULES <= set(seen) and min(seen[rule] for rule in TIME_RULES) > 0, dict(seen)
+
+
+def test_many_players_grow_every_array_and_match_the_reference():
+    rows = list(synthetic_games(21, 1500, 2500, dt.date(2010, 1, 1), dt.date(2011, 6, 30)))
+    months = months_of(rows, tail=0)
+    system = DiWZ()
+    outputs, final = fast_run(system, rows, months)
+    expected = reference_diwz(rows, months)
+    for out, ref in zip(outputs, expected, strict=True):
+        assert out.table.to_pylist() == ref["rankings"], ref["month"]
+        assert out.history.to_pylist() == ref["history"], ref["month"]
+    # Every growable array outgrew its first capacity.
+    fresh = system.initial_state()
+    assert final.count > 1000
+    assert len(final.arrays.records) > len(fresh.arrays.records)
+    assert len(final.arrays.chunks) > len(fresh.arrays.chunks)
+    assert len(final.index.data) > len(fresh.index.data)
+    assert len(final.index.offsets) > len(fresh.index.offsets)
+    assert final.index.slots.shape[0] > fresh.index.slots.shape[0]
+    # A checkpoint of the grown state continues identically.
+    cut = len(months) // 2
+    _, halfway = fast_run(system, rows, months[:cut])
+    restored = system.decode_state(state_codec.loads(state_codec.dumps(system.encode_state(halfway))))
+    resumed, _ = fast_run(system, rows, months[cut:], state=restored)
+    for a, b in zip(outputs[cut:], resumed, strict=True):
+        assert a.table.equals(b.table) and a.history.equals(b.history)
+
+
+def test_a_checkpoint_with_one_record_per_player_continues_identically():
+    """Checkpoints that stored each player's record as a tuple still load."""
+    rows = generated(7, n_games=80)
+    months = months_of(rows)
+    system = DiWZ()
+    straight, _ = fast_run(system, rows, months)
+    cut = len(months) // 2
+    _, halfway = fast_run(system, rows, months[:cut])
+    legacy = {
+        "first_month": (halfway.first_month.year, halfway.first_month.month),
+        "players": {
+            player_id: (record.rating, record.evaluations, record.last_evaluated, record.rated_since,
+                        [list(result) for result in record.pending], [list(result) for result in record.collected])
+            for player_id, record in halfway.players.items()
+        },
+    }
+    restored = system.decode_state(state_codec.loads(state_codec.dumps(legacy)))
+    assert dict(restored.players) == dict(halfway.players)
+    resumed, _ = fast_run(system, rows, months[cut:], state=restored)
+    for a, b in zip(straight[cut:], resumed, strict=True):
+        assert a.table.equals(b.table) and a.history.equals(b.history)
+
+
+# --- the compiled arithmetic against Python's --------------------------------------------------
+
+
+def test_compiled_half_up_matches_decimal_rounding():
+    rng = np.random.default_rng(5)
+    whole = rng.integers(-10**7, 10**7, 20_000).astype(np.float64)
+    halves = whole + 0.5
+    values = np.concatenate([
+        halves, np.nextafter(halves, np.inf), np.nextafter(halves, -np.inf), whole,
+        rng.uniform(-5000, 5000, 20_000), rng.normal(0.0, 1.0, 5_000),
+        rng.uniform(-1.0, 1.0, 5_000) * 2.0 ** rng.integers(-60, 62, 5_000),
+        [0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 0.0, -0.0,
+         2.0**52 - 0.5, 2.0**52 + 1, 2.0**53, -(2.0**53), 2.0**62, -(2.0**62), 5e-324, -5e-324],
+    ])
+    for value in values.tolist():
+        assert kernel.half_up_int(value) == half_up_int(value), value
+
+
+@given(st.floats(min_value=-(2.0**62), max_value=2.0**62, allow_nan=False))
+@settings(max_examples=500, deadline=None)
+def test_compiled_half_up_matches_decimal_rounding_for_any_float(value):
+    assert kernel.half_up_int(value) == half_up_int(value)
+
+
+def test_compiled_expectation_is_pythons_to_the_bit():
+    table = w_table()
+    for difference in range(-kernel.W_SPAN - 50, kernel.W_SPAN + 51):
+        rating = 1600 + difference
+        assert kernel.whole_expectation(rating, 1600, table, kernel.TEN) == reference_w(rating, 1600), difference
+    rng = np.random.default_rng(9)
+    for rating, opponent in zip(rng.uniform(500, 2700, 5_000).tolist(), rng.integers(500, 2700, 5_000).tolist()):
+        assert kernel.expectation(rating, opponent, kernel.TEN) == reference_w(rating, opponent)
+
+
+def test_compiled_add_years_is_the_calendars():
+    days = list(range(-9000, 60_000, 7)) + [
+        day_number(dt.date(year, 2, 29)) for year in range(1952, 2100, 4) if year % 100 or year % 400 == 0
+    ]
+    for number in days:
+        day = dt.date(1970, 1, 1) + dt.timedelta(days=number)
+        assert kernel.add_years(number, 2) == day_number(add_years(day, 2)), day

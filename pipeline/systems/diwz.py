@@ -6,6 +6,14 @@ opponent who already holds a rating. A rated player is evaluated once at least t
 results are at hand; fewer wait and are pooled with the player's next game. Newcomers either
 collect results until an iterated first rating (Erstzahl, rule 2.6) or start at 1600-0.
 
+The month's work runs in compiled kernels (pipeline.systems.diwz_kernel) over arrays: one
+reads the month's rows straight from the Arrow buffers (games, finish keys, player numbers),
+one rates every game of the month and applies the strike-off, one orders the list. This module
+keeps the players' records in growable arrays indexed by dense player numbers (capacities
+double), the ids in an append-only index shared by successive states, and turns the kernels'
+arrays into the month's Arrow tables. pipeline.reference.diwz states the same rules in plain
+Python; pipeline.systems.diwz_finish states the finish order.
+
 History rows, one per responsible player per rated game (the non-responsible half of a
 replacement gets none):
   evaluation       rating_before R, rating_after the new rating, score/opponents/niveau/
@@ -38,33 +46,26 @@ Where the rules are silent:
 from __future__ import annotations
 
 import datetime as dt
-import math
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+import functools
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from pipeline.months import Month, add_years
-from pipeline.rounding import half_up_int
-from pipeline.systems.base import MonthInput, MonthOutput, shared_ranks
-from pipeline.systems.diwz_finish import finish_keys, pairwise_score
-from pipeline.systems.games import Game, games_from_rows
+from pipeline.months import Month
+from pipeline.systems import diwz_kernel as kernel
+from pipeline.systems.base import MonthInput, MonthOutput
+from pipeline.systems.diwz_kernel import (  # noqa: F401  (the rule constants, re-exported)
+    DEVELOPMENT, MAX_FIRST_RATING_STEPS, MIN_FIRST_RESULTS, MIN_RESULTS, SCALE, SLOPE, START_RATING,
+    STRIKE_OFF_YEARS,
+)
 from schemas.diwz import DiWZHistory, DiWZRankings
 
 ERSTZAHL = "erstzahl"
 START_1600 = "start_1600"
 NEWCOMER_MODES = (ERSTZAHL, START_1600)
-
-START_RATING = 1600          # the newcomer's and the average rating (seed part I, 2)
-SLOPE = 0.0025               # rule 2.1
-SCALE = 800                  # rule 2.4
-DEVELOPMENT = 20             # rule 2.5: new = old + (TE - old) * n / (20 + n)
-MIN_RESULTS = 3              # rule 2.5: fewer results wait for the next game
-MIN_FIRST_RESULTS = 5        # rule 2.6
-STRIKE_OFF_YEARS = 2         # rules 1.5 and 4.4
-# The Erstzahl iteration contracts (its slope stays within (-0.16, 1)), so it stops long before
-# this; the cap only guarantees termination should floats ever cycle across an integer.
-MAX_FIRST_RATING_STEPS = 10_000
 
 Result = tuple[float, int]   # (pairwise score, the opponent's rating before the game)
 
@@ -96,186 +97,292 @@ HISTORY_SCHEMA = pa.schema(
     ]
 )
 
+EPOCH = dt.date(1970, 1, 1)
+NO_DAY = kernel.NO_DAY
+MIN_PLAYERS = 64             # smallest player capacity
+MIN_CHUNKS = 16              # smallest pool capacity
 
-# --- the formulas ---------------------------------------------------------------------------
-
-
-def expectation(rating: float, opponent_rating: float) -> float:
-    """W: the share of a point a player of `rating` is expected to take off one opponent (rule 2.1)."""
-    return 1.0 / (1.0 + 10.0 ** (-SLOPE * (rating - opponent_rating)))
-
-
-def expected_score(rating: float, results: Sequence[Result]) -> float:
-    """We: the sum of W over the results, in the order they were played."""
-    total = 0.0
-    for _score, opponent_rating in results:
-        total += expectation(rating, opponent_rating)
-    return total
+# The record fields a checkpoint stores as they are; keeps_until and the pool links are derived
+# again on decoding, and the collected results are stored flat.
+STORED_FIELDS = (
+    "rated", "rating", "evaluations", "last_evaluated", "rated_since",
+    "pending_count", "pending_score", "pending_opponent", "collected_count",
+)
 
 
-def total_score(results: Sequence[Result]) -> float:
-    """P: the points of the results."""
-    total = 0.0
-    for score, _opponent_rating in results:
-        total += score
-    return total
+@functools.cache
+def w_table() -> np.ndarray:
+    """W for every whole rating difference the kernel reads from a table."""
+    return kernel.expectation_table(kernel.TEN)
 
 
-def mean_opponent_rating(results: Sequence[Result]) -> float | None:
-    """Niv: the opponents' mean rating, unrounded; None without opponents."""
-    if not results:
-        return None
-    return sum(opponent_rating for _score, opponent_rating in results) / len(results)
+def day_number(day: dt.date) -> int:
+    return (day - EPOCH).days
 
 
-def performance_rating(rating: float, score: float, expected: float, count: int) -> float:
-    """TE = R + (P - We) * 800 / n (rule 2.4)."""
-    return rating + (score - expected) * SCALE / count
+def day_of(number: int) -> dt.date | None:
+    return None if number == NO_DAY else EPOCH + dt.timedelta(days=int(number))
 
 
-def evaluated_rating(rating: int, performance: float, count: int) -> int:
-    """New DiWZ = R + (TE - R) * n / (20 + n), rounded half up to an integer (rule 2.5)."""
-    return half_up_int(rating + (performance - rating) * count / (DEVELOPMENT + count))
-
-
-def first_rating(results: Sequence[Result]) -> int | None:
-    """The Erstzahl from collected results (rule 2.6), or None while the rule does not allow one."""
-    count = len(results)
-    score = total_score(results)
-    if count < MIN_FIRST_RESULTS or score == 0 or score == count:
-        return None
-    rating = float(START_RATING)
-    for _ in range(MAX_FIRST_RATING_STEPS):
-        following = rating + (score - expected_score(rating, results)) * SCALE / (DEVELOPMENT + count)
-        # "bis die Zahl vor dem Komma sich nicht mehr ändert": unrounded steps, integer parts compared.
-        if math.floor(following) == math.floor(rating):
-            return math.floor(following)
-        rating = following
-    return math.floor(rating)
+def _resized(array: np.ndarray, rows: int, fill: np.ndarray | int) -> np.ndarray:
+    """A copy of `array` with `rows` rows, the new ones set to `fill`."""
+    out = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
+    keep = min(rows, len(array))
+    # Copied as raw bytes: numpy copies structured records field by field otherwise.
+    out[:keep].view(np.uint8)[...] = array[:keep].view(np.uint8)
+    out[keep:] = fill
+    return out
 
 
 # --- state ----------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class PlayerRecord:
-    """One player's standing: a rating (or None for a newcomer) and the results not yet used."""
+class PlayerIndex:
+    """Player ids and their dense numbers, append-only, in a form the kernels read.
 
-    rating: int | None = None
-    evaluations: int = 0
-    last_evaluated: dt.date | None = None
-    rated_since: dt.date | None = None     # the day a never-evaluated rating was given
-    pending: list[Result] = field(default_factory=list)    # rated player: results waiting (n < 3)
-    collected: list[Result] = field(default_factory=list)  # newcomer: results toward the Erstzahl
-    keeps_until: dt.date | None = None     # last day the rating stands without a new evaluation
-    collected_score: float = 0.0           # P of `collected` (scores are halves: sums are exact)
+    The ids are kept as Arrow string buffers (int32 offsets and UTF-8 bytes, capacity
+    doubling) with an open-addressing hash table of their numbers and `order`, every number in
+    id order (the list breaks rating ties with it). Successive states share one index; each
+    state knows how many of its ids are its own (`DiWZState.count`), so appending never changes
+    what an earlier state sees.
+    """
 
-    def copy(self) -> "PlayerRecord":
-        """An independent copy (the step copies before it changes a record)."""
-        return PlayerRecord(
-            self.rating, self.evaluations, self.last_evaluated, self.rated_since,
-            list(self.pending), list(self.collected), self.keeps_until, self.collected_score,
+    def __init__(self, ids: Sequence[str] = ()) -> None:
+        self.count = 0
+        self.offsets = np.zeros(MIN_PLAYERS + 1, dtype=np.int32)
+        self.data = np.zeros(8 * MIN_PLAYERS, dtype=np.uint8)
+        self.slots = np.full((2 * MIN_PLAYERS, 2), -1, dtype=np.int64)
+        self.order = np.zeros(0, dtype=np.int64)      # the numbers in id order
+        self.rank = np.zeros(0, dtype=np.int64)       # each number's place in `order`
+        if ids:
+            self.add(pa.array(list(ids), pa.string()))
+
+    def reserve(self, ids: int, size: int) -> None:
+        """Room for `ids` more ids of `size` bytes in all (the kernels grow the hash table)."""
+        total = self.count + ids
+        if total + 1 > len(self.offsets):
+            self.offsets = _resized(self.offsets, max(2 * len(self.offsets), total + 1), 0)
+        used = int(self.offsets[self.count])
+        if used + size > len(self.data):
+            self.data = _resized(self.data, max(2 * len(self.data), used + size), 0)
+
+    def add(self, ids: pa.Array) -> None:
+        """Number distinct ids, none of them known yet, count, count + 1, ..."""
+        offsets, data = string_buffers(ids)
+        self.reserve(len(ids), int(offsets[-1] - offsets[0]))
+        first, total, used = self.count, self.count + len(ids), int(self.offsets[self.count])
+        self.offsets[first + 1:total + 1] = used + offsets[1:] - offsets[0]
+        self.data[used:used + offsets[-1] - offsets[0]] = data[offsets[0]:offsets[-1]]
+        slots = len(self.slots)
+        while 2 * total > slots:
+            slots *= 2
+        self.slots = kernel.rehash(self.offsets, self.data, total, slots)
+        self.set_order(total, kernel.extend_id_order(self.order, self.data, self.offsets, first, total))
+
+    def set_order(self, count: int, order: np.ndarray) -> None:
+        """Take `count` ids in `order` (after new ids were numbered)."""
+        if len(self.rank) != count:
+            self.rank = np.empty(count, dtype=np.int64)
+            self.rank[order] = np.arange(count)
+        self.count, self.order = count, order
+
+    def ids(self, count: int) -> list[str]:
+        """The first `count` ids, in number order."""
+        return self.arrow(count).to_pylist()
+
+    def fork(self, count: int) -> "PlayerIndex":
+        """An index of the first `count` ids only (for a state that is stepped a second time)."""
+        clone = PlayerIndex()
+        size = int(self.offsets[count])
+        clone.reserve(count, size)
+        clone.offsets[:count + 1] = self.offsets[:count + 1]
+        clone.data[:size] = self.data[:size]
+        clone.count = count
+        clone.slots = kernel.rehash(clone.offsets, clone.data, count, max(len(clone.slots), 1 << (2 * count).bit_length()))
+        clone.set_order(count, self.order[self.order < count])
+        return clone
+
+    def arrow(self, count: int) -> pa.StringArray:
+        """The first `count` ids as an Arrow array (a view: take from it, do not keep it)."""
+        size = int(self.offsets[count])
+        return pa.StringArray.from_buffers(
+            count, pa.py_buffer(self.offsets[:count + 1]), pa.py_buffer(self.data[:size])
         )
+
+
+def values(array: pa.Array) -> np.ndarray:
+    """The values of a fixed-width Arrow array without copying (undefined where null)."""
+    dtype = np.dtype(array.type.to_pandas_dtype()) if not pa.types.is_date32(array.type) else np.dtype(np.int32)
+    if len(array) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=dtype.itemsize * array.offset)
+
+
+def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's offsets (int32, one more than its length, into the bytes) and UTF-8
+    bytes, without copying."""
+    if len(array) == 0:
+        return np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.uint8)
+    _, offsets, data = array.buffers()
+    starts = np.frombuffer(offsets, dtype=np.int32, count=len(array) + 1, offset=4 * array.offset)
+    text = np.frombuffer(data, dtype=np.uint8) if data is not None and data.size else np.zeros(0, dtype=np.uint8)
+    return starts, text
+
+
+@dataclass(frozen=True)
+class PlayerArrays:
+    """Every player's record (kernel.RECORD) by player number (rows beyond the state's count
+    are unknown players), and the pool of collected results."""
+
+    records: np.ndarray         # kernel.RECORD [capacity]
+    chunks: np.ndarray          # int64 [pool capacity, kernel.CHUNK_FIELDS]
+    pool: np.ndarray            # int64 [chunks ever used, first free chunk or -1, free chunks]
+
+    @classmethod
+    def empty(cls, players: int = 0, chunks: int = 0) -> "PlayerArrays":
+        records = np.empty(max(players, MIN_PLAYERS), dtype=kernel.RECORD)
+        records[:] = kernel.UNKNOWN_PLAYER
+        pool = np.zeros((max(chunks, MIN_CHUNKS), kernel.CHUNK_FIELDS), dtype=np.int64)
+        return cls(records, pool, np.array([0, -1, 0], dtype=np.int64))
+
+    def copy_with_room(self, players: int, chunks: int) -> "PlayerArrays":
+        """An independent copy with room for `players` players and `chunks` more pool chunks
+        (capacities double as they grow)."""
+        rows = len(self.records)
+        if players > rows:
+            rows = max(2 * rows, players)
+        size = len(self.chunks)
+        used, _, free = (int(v) for v in self.pool)
+        if size - used + free < chunks:
+            size = max(2 * size, used + chunks)
+        return PlayerArrays(_resized(self.records, rows, kernel.UNKNOWN_PLAYER), _resized(self.chunks, size, 0),
+                            self.pool.copy())
+
+    def collected(self, player: int) -> list[Result]:
+        """A player's collected results, in order."""
+        results: list[Result] = []
+        record = self.records[player]
+        chunk = int(record["collected_head"])
+        for k in range(int(record["collected_count"])):
+            if k and k % kernel.CHUNK == 0:
+                chunk = int(self.chunks[chunk, kernel.CHUNK_NEXT])
+            slot = k % kernel.CHUNK
+            results.append((int(self.chunks[chunk, kernel.CHUNK_SCORE + slot]) / 2,
+                            int(self.chunks[chunk, kernel.CHUNK_OPPONENT + slot])))
+        return results
+
+
+@dataclass(frozen=True)
+class PlayerRecord:
+    """One player's standing, read from the arrays: a rating (None for a newcomer) and the
+    results not yet used."""
+
+    rating: int | None
+    evaluations: int
+    last_evaluated: dt.date | None
+    rated_since: dt.date | None          # the day a never-evaluated rating was given
+    pending: list[Result]                # rated player: results waiting (n < 3)
+    collected: list[Result]              # newcomer: results toward the Erstzahl
 
 
 @dataclass(frozen=True)
 class DiWZState:
-    """Everything the next month needs: the bootstrap month and every player's record."""
+    """Everything the next month needs: the bootstrap month, the player numbering (the first
+    `count` players of `index` are this state's) and every player's record."""
 
     first_month: Month | None
-    players: Mapping[str, PlayerRecord]
+    index: PlayerIndex
+    count: int
+    arrays: PlayerArrays
+
+    @property
+    def players(self) -> "PlayerRecords":
+        """The records by player id (read-only)."""
+        return PlayerRecords(self)
 
 
-def rating_keeps_until(last_evaluated: dt.date | None, rated_since: dt.date | None) -> dt.date | None:
-    """The last day a rating stays valid: two years after its last evaluation, or after it was given."""
-    anchor = last_evaluated if last_evaluated is not None else rated_since
-    return None if anchor is None else add_years(anchor, STRIKE_OFF_YEARS)
+class PlayerRecords(Mapping[str, PlayerRecord]):
+    """A state's player records by id, built on access (for inspection, not for the step)."""
 
+    def __init__(self, state: DiWZState) -> None:
+        self._state = state
+        self._numbers = {player_id: number for number, player_id in enumerate(state.index.ids(state.count))}
 
-def strike_off(record: PlayerRecord) -> None:
-    """Remove the rating: the player is a newcomer again, with nothing waiting or collected."""
-    record.rating = None
-    record.evaluations = 0
-    record.last_evaluated = None
-    record.rated_since = None
-    record.pending = []
-    record.collected = []
-    record.collected_score = 0.0
-    record.keeps_until = None
-
-
-def establish_at_start(record: PlayerRecord, day: dt.date) -> None:
-    """Give a newcomer the start rating 1600-0 on `day` (start_1600 and the bootstrap month)."""
-    record.rating = START_RATING
-    record.evaluations = 0
-    record.last_evaluated = None
-    record.rated_since = day
-    record.pending = []
-    record.collected = []
-    record.collected_score = 0.0
-    record.keeps_until = rating_keeps_until(None, day)
-
-
-# --- one player's update in one game --------------------------------------------------------
-
-HistoryFields = tuple[
-    float | None, float | None, float, int, float | None, float | None, float | None, bool, int | None
-]  # rating_before, rating_after, score, opponents, niveau, expected, performance, pooled, evaluations
-
-
-def rate_established(record: PlayerRecord, results: list[Result], day: dt.date) -> HistoryFields:
-    """Evaluate a rated player's waiting and new results, or let them wait (rule 2.5)."""
-    # `record` is the step's own copy, so it is updated in place; the return is the history row.
-    rating = record.rating
-    waiting = record.pending
-    combined = waiting + results
-    count = len(combined)
-    if count < MIN_RESULTS:
-        record.pending = combined
-        return (
-            float(rating), None, total_score(results), len(results), mean_opponent_rating(results),
-            expected_score(rating, results), None, False, record.evaluations,
+    def __getitem__(self, player_id: str) -> PlayerRecord:
+        number = self._numbers[player_id]
+        arrays = self._state.arrays
+        record = arrays.records[number]
+        return PlayerRecord(
+            rating=int(record["rating"]) if record["rated"] else None,
+            evaluations=int(record["evaluations"]),
+            last_evaluated=day_of(record["last_evaluated"]),
+            rated_since=day_of(record["rated_since"]),
+            pending=[(int(record["pending_score"][slot]) / 2, int(record["pending_opponent"][slot]))
+                     for slot in range(int(record["pending_count"]))],
+            collected=arrays.collected(number),
         )
-    score = total_score(combined)
-    expected = expected_score(rating, combined)
-    performance = performance_rating(rating, score, expected, count)
-    record.rating = evaluated_rating(rating, performance, count)
-    record.evaluations += 1
-    record.last_evaluated = day
-    record.pending = []
-    record.keeps_until = rating_keeps_until(day, record.rated_since)
-    return (
-        float(rating), float(record.rating), score, count, mean_opponent_rating(combined),
-        expected, performance, bool(waiting), record.evaluations,
-    )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return self._state.count
 
 
-def rate_newcomer(record: PlayerRecord, results: list[Result], day: dt.date) -> HistoryFields:
-    """Collect a newcomer's results and give the Erstzahl once the rule allows (rule 2.6)."""
-    had_earlier = bool(record.collected)
-    # The record is this month's own copy: extending in place keeps a long 0% / 100% record cheap.
-    record.collected.extend(results)
-    record.collected_score += total_score(results)
-    collected = record.collected
-    count = len(collected)
-    mixed = 0 < record.collected_score < count
-    rating = first_rating(collected) if results and count >= MIN_FIRST_RESULTS and mixed else None
-    if rating is None:
-        return (None, None, total_score(results), len(results), mean_opponent_rating(results), None, None, False, None)
-    score = record.collected_score
-    expected = expected_score(rating, collected)
-    record.rating = rating
-    record.evaluations = 1
-    record.last_evaluated = day
-    record.rated_since = day
-    record.collected = []
-    record.collected_score = 0.0
-    record.pending = []
-    record.keeps_until = rating_keeps_until(day, day)
-    return (
-        None, float(rating), score, count, mean_opponent_rating(collected), expected,
-        performance_rating(rating, score, expected, count), had_earlier, 1,
+# --- the month's games as arrays ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MonthGames:
+    """The month's rated games: per game its first row and day; per row (power, in processing
+    order) the responsible player's number and its finish value."""
+
+    game_start: np.ndarray       # int64 [games + 1]
+    game_day: np.ndarray         # int64 [games]
+    finish: np.ndarray           # int64 [rows], finish values (kernel.finish_values)
+    players: np.ndarray          # int64 [rows]
+    chunks_needed: int           # pool chunks the month's results could need at most
+    game_id: pa.Array
+    finished_on: pa.Array
+    player_id: pa.Array
+
+    @property
+    def games(self) -> int:
+        return len(self.game_day)
+
+
+def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
+    """The month's rows (GAME_COLUMNS in processing order) as the rated games' arrays; numbers
+    the players the index does not know yet."""
+
+    def array(name: str) -> pa.Array:
+        column = results.column(name)
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+    def numbers(name: str, fill: int) -> np.ndarray:
+        column = array(name)
+        return values(pc.fill_null(column, fill) if column.null_count else column)
+
+    game_id, player_id, finished_on = array("game_id"), array("responsible_player_id"), array("finished_on")
+    game_strings, player_strings = string_buffers(game_id), string_buffers(player_id)
+    days = values(finished_on.view(pa.int32()))
+    rated = array("rated")
+    if rated.null_count:
+        rated = pc.fill_null(rated, False)
+    year = array("eliminated_year")
+    year_validity = year.buffers()[0] if year.null_count else None
+    index.reserve(len(player_id), int(player_strings[0][-1] - player_strings[0][0]))
+    game_start, game_day, keep, finish, players, chunks_needed, index.slots, count, order = kernel.parse_month(
+        *game_strings, *string_buffers(array("result")), *player_strings,
+        rated.to_numpy(zero_copy_only=False), days, numbers("supply_centres", 34), numbers("centres", 0),
+        values(year), np.zeros(0, np.uint8) if year_validity is None else np.frombuffer(year_validity, np.uint8),
+        year.offset, index.offsets, index.data, index.slots, index.count, index.order,
     )
+    index.set_order(count, order)
+    if len(players) < results.num_rows:
+        mask = pa.Array.from_buffers(pa.bool_(), len(keep), [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
+        game_id, finished_on, player_id = game_id.filter(mask), finished_on.filter(mask), player_id.filter(mask)
+    return MonthGames(game_start, game_day, finish, players, chunks_needed, game_id, finished_on, player_id)
 
 
 # --- the system -----------------------------------------------------------------------------
@@ -307,108 +414,103 @@ class DiWZ:
 
     def initial_state(self) -> DiWZState:
         """The existing list (if any): established players whose clock starts with the data."""
-        players = {
-            player_id: PlayerRecord(rating=rating, evaluations=evaluations)
-            for player_id, (rating, evaluations) in self.initial_ratings.items()
-        }
-        return DiWZState(first_month=None, players=players)
+        ids = list(self.initial_ratings)
+        arrays = PlayerArrays.empty(len(ids))
+        if ids:
+            entries = np.array(list(self.initial_ratings.values()), dtype=np.int64)
+            arrays.records["rated"][:len(ids)] = True
+            arrays.records["rating"][:len(ids)] = entries[:, 0]
+            arrays.records["evaluations"][:len(ids)] = entries[:, 1]
+        return DiWZState(first_month=None, index=PlayerIndex(ids), count=len(ids), arrays=arrays)
 
     def step(self, state: DiWZState, month_input: MonthInput) -> MonthOutput:
         """Evaluate the month's rated games in order, strike off expired ratings, list the rest."""
         month = month_input.month
-        games = [game for game in games_from_rows(month_input.results) if game.rated]
-        players: dict[str, PlayerRecord] = dict(state.players)
-        owned: set[str] = set()
-
-        def own(player_id: str) -> PlayerRecord:
-            # Copy on first change this month so the caller's state stays as it was.
-            if player_id not in owned:
-                record = players.get(player_id)
-                players[player_id] = record.copy() if record is not None else PlayerRecord()
-                owned.add(player_id)
-            return players[player_id]
+        index = state.index if state.index.count == state.count else state.index.fork(state.count)
+        games = month_games(month_input.results, index)
+        count = index.count
+        arrays = state.arrays.copy_with_room(count, games.chunks_needed)
 
         first_month = state.first_month
-        if first_month is None and games:
+        clock_day = NO_DAY
+        if first_month is None and games.games:
             first_month = month
-            start_initial_clocks(players, own, month.first_day)
+            clock_day = day_number(month.first_day)
         bootstrap = self.newcomers == ERSTZAHL and not self.initial_ratings and month == first_month
-
-        history = {name: [] for name in HISTORY_SCHEMA.names}
-        for game in games:
-            self.rate_game(game, own, bootstrap, history)
-        strike_off_expired(players, own, month.last_day)
-
+        history = kernel.rate_month(
+            games.game_start, games.game_day, games.finish, games.players,
+            arrays.records, arrays.chunks, arrays.pool, count,
+            self.newcomers == START_1600 or bootstrap, clock_day, day_number(month.last_day), w_table(), kernel.TEN,
+        )
         return MonthOutput(
-            state=DiWZState(first_month=first_month, players=players),
-            table=rankings_table(players),
-            history=pa.table(history, schema=HISTORY_SCHEMA),
+            state=DiWZState(first_month=first_month, index=index, count=count, arrays=arrays),
+            table=rankings_table(index, count, arrays),
+            history=history_table(games, history),
         )
 
-    def rate_game(
-        self,
-        game: Game,
-        own: Callable[[str], PlayerRecord],
-        bootstrap: bool,
-        history: dict[str, list],
-    ) -> None:
-        """Apply one rated game to its responsible players and append their history rows."""
-        day = game.finished_on
-        player_ids = [power.player_id for power in game.powers]
-        records = [own(player_id) for player_id in player_ids]
-        for record in records:
-            if record.keeps_until is not None and day > record.keeps_until:
-                strike_off(record)
-            if record.rating is None and (self.newcomers == START_1600 or bootstrap):
-                # Established before the game is evaluated, so they are rated opponents in it
-                # (seed example 1: the 1600-0 players count and are evaluated).
-                establish_at_start(record, day)
-        ratings_before = [record.rating for record in records]
-        keys = finish_keys(game)
-        for index, record in enumerate(records):
-            own_key = keys[index]
-            results = [
-                (pairwise_score(own_key, keys[other]), ratings_before[other])
-                for other in range(len(records))
-                if other != index and ratings_before[other] is not None
-            ]
-            if ratings_before[index] is None:
-                fields = rate_newcomer(record, results, day)
-            else:
-                fields = rate_established(record, results, day)
-            append_history_row(history, game, player_ids[index], fields)
-
     def encode_state(self, state: DiWZState) -> Any:
-        """The state as codec-friendly data (pipeline.state_codec)."""
+        """The state as codec-friendly data (pipeline.state_codec): ids and numpy arrays."""
+        n = state.count
+        records = state.arrays.records[:n]
+        scores, opponents = kernel.flatten_collections(state.arrays.records, n, state.arrays.chunks)
         return {
             "first_month": None if state.first_month is None else (state.first_month.year, state.first_month.month),
-            "players": {
-                player_id: (
-                    record.rating, record.evaluations, record.last_evaluated, record.rated_since,
-                    [list(result) for result in record.pending],
-                    [list(result) for result in record.collected],
-                )
-                for player_id, record in state.players.items()
-            },
+            "ids": state.index.ids(n),
+            **{name: np.ascontiguousarray(records[name]) for name in STORED_FIELDS},
+            "collected_score": scores,
+            "collected_opponent": opponents,
         }
 
     def decode_state(self, data: Any) -> DiWZState:
         """Inverse of encode_state."""
+        if "players" in data:
+            data = _from_records(data)
         first_month = data["first_month"]
-        players = {}
-        for player_id, (rating, evaluations, last_evaluated, rated_since, pending, collected) in data["players"].items():
-            collected_results = [(float(score), int(opponent)) for score, opponent in collected]
-            players[player_id] = PlayerRecord(
-                rating=rating,
-                evaluations=evaluations,
-                last_evaluated=last_evaluated,
-                rated_since=rated_since,
-                pending=[(float(score), int(opponent)) for score, opponent in pending],
-                collected=collected_results,
-                keeps_until=None if rating is None else rating_keeps_until(last_evaluated, rated_since),
-                collected_score=total_score(collected_results),
-            )
-        return DiWZState(first_month=None if first_month is None else Month(*first_month), players=players)
+        ids = data["ids"]
+        n = len(ids)
+        counts = np.asarray(data["collected_count"], dtype=np.int64)
+        arrays = PlayerArrays.empty(n, int(np.sum((counts + kernel.CHUNK - 1) // kernel.CHUNK)))
+        for name in STORED_FIELDS:
+            arrays.records[name][:n] = np.asarray(data[name]).reshape(arrays.records[name][:n].shape)
+        kernel.set_keeps_until(arrays.records, n)
+        pool = kernel.pool_collections(
+            arrays.records, n, np.asarray(data["collected_score"], dtype=np.int8),
+            np.asarray(data["collected_opponent"], dtype=np.int64), arrays.chunks,
+        )
+        return DiWZState(
+            first_month=None if first_month is None else Month(*first_month),
+            index=PlayerIndex(ids), count=n, arrays=PlayerArrays(arrays.records, arrays.chunks, pool),
+        )
+
+
+def _from_records(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A checkpoint written with one record per player (rating, evaluations, last_evaluated,
+    rated_since, pending, collected) in the form encode_state writes now."""
+    players = data["players"]
+    records = np.empty(len(players), dtype=kernel.RECORD)
+    records[:] = kernel.UNKNOWN_PLAYER
+    scores: list[int] = []
+    opponents: list[int] = []
+    for record, (rating, evaluations, last_evaluated, rated_since, pending, collected) in zip(records, players.values()):
+        record["rated"] = rating is not None
+        record["rating"] = 0 if rating is None else rating
+        record["evaluations"] = evaluations
+        record["last_evaluated"] = NO_DAY if last_evaluated is None else day_number(last_evaluated)
+        record["rated_since"] = NO_DAY if rated_since is None else day_number(rated_since)
+        record["pending_count"] = len(pending)
+        for slot, (score, opponent) in enumerate(pending):
+            record["pending_score"][slot] = round(2 * score)
+            record["pending_opponent"][slot] = opponent
+        record["collected_count"] = len(collected)
+        scores.extend(round(2 * score) for score, _ in collected)
+        opponents.extend(int(opponent) for _, opponent in collected)
+    return {
+        "first_month": data["first_month"],
+        "ids": list(players),
+        **{name: records[name] for name in STORED_FIELDS},
+        "collected_score": np.array(scores, dtype=np.int8),
+        "collected_opponent": np.array(opponents, dtype=np.int64),
+    }
 
 
 # --- month-level helpers --------------------------------------------------------------------
@@ -434,45 +536,44 @@ def checked_initial_ratings(initial: Mapping[str, tuple[int, int]]) -> dict[str,
     return checked
 
 
-def start_initial_clocks(
-    players: Mapping[str, PlayerRecord], own: Callable[[str], PlayerRecord], day: dt.date
-) -> None:
-    """Start the strike-off clock of the initial list's entries on the first day of the data."""
-    for player_id, record in list(players.items()):
-        if record.rating is not None and record.keeps_until is None:
-            changed = own(player_id)
-            changed.rated_since = day
-            changed.keeps_until = rating_keeps_until(None, day)
+def history_table(games: MonthGames, columns: tuple[np.ndarray, np.ndarray, np.ndarray]) -> pa.Table:
+    """The month's history rows from the kernel's columns (see kernel.rate_month), in
+    processing order."""
+    floats, integers, flags = columns
+    rows = floats.shape[1]
+    bits = [pa.py_buffer(row) for row in np.packbits(flags, axis=1, bitorder="little")]
+    pooled, before_ok, after_ok, niveau_ok, expected_ok, performance_ok, evaluations_ok = bits
 
+    def column(kind: pa.DataType, data: np.ndarray, valid: pa.Buffer | None = None) -> pa.Array:
+        return pa.Array.from_buffers(kind, rows, [valid, pa.py_buffer(data)])
 
-def strike_off_expired(
-    players: Mapping[str, PlayerRecord], own: Callable[[str], PlayerRecord], day: dt.date
-) -> None:
-    """Strike off every rating not evaluated for two years as of the month end `day`."""
-    expired = [
-        player_id for player_id, record in players.items()
-        if record.keeps_until is not None and day > record.keeps_until
-    ]
-    for player_id in expired:
-        strike_off(own(player_id))
-
-
-def rankings_table(players: Mapping[str, PlayerRecord]) -> pa.Table:
-    """The list: established players by rating desc, then player_id; equal ratings share a rank."""
-    listed = sorted(
-        ((record.rating, player_id, record) for player_id, record in players.items() if record.rating is not None),
-        key=lambda entry: (-entry[0], entry[1]),
+    return pa.Table.from_arrays(
+        [
+            games.game_id, games.finished_on, games.player_id,
+            column(pa.float64(), floats[0], before_ok), column(pa.float64(), floats[1], after_ok),
+            column(pa.float64(), floats[2]), column(pa.int64(), integers[0]),
+            column(pa.float64(), floats[3], niveau_ok), column(pa.float64(), floats[4], expected_ok),
+            column(pa.float64(), floats[5], performance_ok), column(pa.bool_(), pooled),
+            column(pa.int64(), integers[1], evaluations_ok),
+        ],
+        schema=HISTORY_SCHEMA,
     )
-    ratings = [float(rating) for rating, _player_id, _record in listed]
-    return pa.table(
-        {
-            "rank": shared_ranks(ratings),
-            "player_id": [player_id for _rating, player_id, _record in listed],
-            "rating": ratings,
-            "evaluations": [record.evaluations for _rating, _player_id, record in listed],
-            "display": [display(record.rating, record.evaluations) for _rating, _player_id, record in listed],
-            "last_evaluated": [record.last_evaluated for _rating, _player_id, record in listed],
-        },
+
+
+def rankings_table(index: PlayerIndex, count: int, arrays: PlayerArrays) -> pa.Table:
+    """The list: established players by rating desc, then player_id; equal ratings share a rank."""
+    players, columns, rating, last_evaluated, offsets, text = kernel.rankings(arrays.records, count, index.rank)
+    listed = len(players)
+    dated = pa.py_buffer(np.packbits(last_evaluated != NO_DAY, bitorder="little"))
+    return pa.Table.from_arrays(
+        [
+            pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(columns[0])]),
+            index.arrow(count).take(pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(players)])),
+            pa.Array.from_buffers(pa.float64(), listed, [None, pa.py_buffer(rating)]),
+            pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(columns[1])]),
+            pa.StringArray.from_buffers(listed, pa.py_buffer(offsets), pa.py_buffer(text)),
+            pa.Array.from_buffers(pa.date32(), listed, [dated, pa.py_buffer(last_evaluated)]),
+        ],
         schema=RANKINGS_SCHEMA,
     )
 
@@ -480,20 +581,3 @@ def rankings_table(players: Mapping[str, PlayerRecord]) -> pa.Table:
 def display(rating: int, evaluations: int) -> str:
     """The published form of a DiWZ, e.g. 1797-5."""
     return f"{rating}-{evaluations}"
-
-
-def append_history_row(history: dict[str, list], game: Game, player_id: str, fields: HistoryFields) -> None:
-    """Add one player's row for a game to the month's history columns."""
-    rating_before, rating_after, score, opponents, niveau, expected, performance, pooled, evaluations = fields
-    history["source_id"].append(game.game_id)
-    history["source_date"].append(game.finished_on)
-    history["player_id"].append(player_id)
-    history["rating_before"].append(rating_before)
-    history["rating_after"].append(rating_after)
-    history["score"].append(score)
-    history["opponents"].append(opponents)
-    history["niveau"].append(niveau)
-    history["expected"].append(expected)
-    history["performance"].append(performance)
-    history["pooled"].append(pooled)
-    history["evaluations"].append(evaluations)

@@ -9,6 +9,9 @@ comparing two keys gives the pairwise score. Keys sort worst first:
                           tier 1 below 2·VZ/N, tier 2 the rest (2.3.4 a–c); anarchy counts here
     (2, 0)                the draw members, one group (2.3.3)
     (3, 0)                the soloist
+
+pipeline.systems.diwz_kernel applies the same keys, with these category numbers, to the
+month's rows in compiled code; these functions state the rule for readers and the reports.
 """
 from __future__ import annotations
 
