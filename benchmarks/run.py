@@ -154,22 +154,87 @@ def floor_seconds(raw: Path, rows: int) -> float:
     return time.perf_counter() - started
 
 
+def _rates(result: dict, key: str) -> tuple[float, float]:
+    """(games/s, player-results/s) of one measured path, whichever shape the module reports."""
+    if key in result and isinstance(result[key], dict):
+        return result[key]["games_per_s"], result[key]["player_results_per_s"]
+    return result[f"{key}_games_per_s"], result[f"{key}_results_per_s"]
+
+
 def kernel_rows(n_games: int) -> list[list[str]]:
-    """Each system's kernel next to its pure-Python reference and openskill PlackettLuce."""
+    """Each game system's kernel next to its pure-Python reference and openskill PlackettLuce."""
     rows = []
     base = importlib.import_module("benchmarks.kernel_club")
     table = base.games_table(n_games, max(1000, n_games // 20), 10)
-    for system in ("club", "eagle", "diwz"):
-        module = importlib.import_module(f"benchmarks.kernel_{system}")
-        variants = [({}, system)] if system != "eagle" else [({"positions": "published"}, "eagle (published)"),
-                                                              ({"positions": "live"}, "eagle (live)")]
-        for options, label in variants:
-            result = module.measure(table, **options) if options else module.measure(table)
-            rows.append([label, f"{result['games']:,}", f"{result['kernel_results_per_s']:,.0f}",
-                         f"{result['reference_results_per_s']:,.0f}", f"{result['openskill_results_per_s']:,.0f}",
-                         f"{result['kernel_results_per_s'] / result['openskill_results_per_s']:,.0f}×",
-                         f"{result['kernel_results_per_s'] / result['reference_results_per_s']:,.0f}×"])
+    for system, paths in (("club", [("kernel", "club")]), ("eagle", [("kernel", "eagle (published)"),
+                                                                      ("kernel_live", "eagle (live)")]),
+                          ("diwz", [("kernel", "diwz")])):
+        result = importlib.import_module(f"benchmarks.kernel_{system}").measure(table)
+        reference, openskill = _rates(result, "reference"), _rates(result, "openskill")
+        for key, label in paths:
+            games, results = _rates(result, key)
+            rows.append([label, f"{results:,.0f}", f"{reference[1]:,.0f}", f"{openskill[1]:,.0f}",
+                         f"{games / openskill[0]:,.1f}×", f"{games / reference[0]:,.0f}×"])
+    rows.append(dip_pouch_row(max(200, n_games // 50)))
     return rows
+
+
+def dip_pouch_row(n_events: int) -> list[str]:
+    """Dip Pouch over generated events: its vectorised step, its reference, openskill on the same fields."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from openskill.models import PlackettLuce
+
+    from pipeline.months import Month, month_range
+    from pipeline.reference.dip_pouch import dip_pouch_ratings
+    from pipeline.systems.base import EVENT_RESULT_COLUMNS, MonthInput
+    from pipeline.systems.dip_pouch import DipPouch
+
+    folder = fresh(WORK / "dip_pouch_events")
+    write_feeds(folder, games=10, players=max(500, n_events * 5), years=20, events=n_events, seed=4)
+    events = {e["event_id"]: e for e in pq.read_table(next((folder / "events").glob("*.parquet"))).to_pylist()}
+    results = pq.read_table(next((folder / "event_results").glob("*.parquet"))).to_pylist()
+    rows = sorted(({"event_id": r["event_id"], "event_name": events[r["event_id"]]["name"],
+                    **{k: events[r["event_id"]][k] for k in ("start_date", "end_date", "rounds", "num_players",
+                                                               "is_world_championship")},
+                    "player_id": r["player_id"], "player_name": r["player_name"],
+                    "nationality": r["nationality"], "placement": r["placement"]} for r in results),
+                  key=lambda r: (r["end_date"], r["start_date"], r["event_id"], r["placement"], r["player_id"]))
+    table = pa.Table.from_pylist(rows, schema=EVENT_RESULT_COLUMNS)
+    months = month_range(Month.of(rows[0]["end_date"]), Month.of(rows[-1]["end_date"]))
+    slices, start = [], 0
+    for month in months:
+        stop = start
+        while stop < len(rows) and Month.of(rows[stop]["end_date"]) == month:
+            stop += 1
+        slices.append(MonthInput(month, table.slice(start, stop - start)))
+        start = stop
+    system = DipPouch()
+    started = time.perf_counter()
+    state = system.initial_state()
+    for month_input in slices:
+        state = system.step(state, month_input).state
+    kernel = len(rows) / (time.perf_counter() - started)
+    for e in events.values():
+        e["results"] = []
+    for r in results:
+        events[r["event_id"]]["results"].append(r)
+    started = time.perf_counter()
+    dip_pouch_ratings(list(events.values()))
+    reference = len(rows) / (time.perf_counter() - started)
+    model, ratings = PlackettLuce(), {}
+    sample = list(events.values())[: max(1, len(events) // 10)]
+    started = time.perf_counter()
+    rated_rows = 0
+    for e in sample:
+        players = [r["player_id"] for r in e["results"]]
+        teams = [[ratings.get(p) or model.rating(name=p)] for p in players]
+        for p, team in zip(players, model.rate(teams, ranks=[r["placement"] for r in e["results"]])):
+            ratings[p] = team[0]
+        rated_rows += len(players)
+    openskill = rated_rows / (time.perf_counter() - started)
+    return ["dip_pouch (events)", f"{kernel:,.0f}", f"{reference:,.0f}", f"{openskill:,.0f}",
+            f"{kernel / openskill:,.1f}×", f"{kernel / reference:,.1f}×"]
 
 
 def markdown_table(head: list[str], rows: list[list[str]]) -> str:
@@ -214,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
                  f"Player-results per second on the same {sizes['kernel_games']:,} generated 7-power games "
                  "(compile time excluded), next to the pure-Python reference and openskill's PlackettLuce "
                  "rating the same games.", "",
-                 markdown_table(["system", "games", "kernel results/s", "reference results/s",
+                 "Ratios compare games per second (events per second for Dip Pouch rows: player-results).", "",
+                 markdown_table(["system", "kernel results/s", "reference results/s",
                                  "openskill PL results/s", "kernel / openskill", "kernel / reference"], kernels), ""]
 
     e2e = sizes["e2e"]

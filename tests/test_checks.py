@@ -83,3 +83,18 @@ def test_assets_report_their_checks(tmp_path):
         metadata = materializations[-1].metadata
         assert metadata["months_written"].value == 2 and metadata["players_listed"].value == 3
         assert "player_id" in metadata["preview"].value
+
+
+def test_a_run_of_months_without_results_writes_empty_history(tmp_path):
+    """An incremental month with no events: empty history files, validated and written."""
+    from tests.support import run_cli
+
+    raw = make_raw(tmp_path / "raw", events=[GOOD_EVENT], event_results=GOOD_RESULTS)
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--to", "2019-05")
+    assert code == 0, out + err
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--from", "2019-06",
+                             "--to", "2019-07")
+    assert code == 0, out + err
+    import pyarrow.parquet as pq
+    history = pq.read_table(tmp_path / "w" / "history" / "dip_pouch" / "year=2019" / "month=07" / "history.parquet")
+    assert history.num_rows == 0 and "tournament_value" in history.column_names
