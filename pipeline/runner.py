@@ -17,7 +17,7 @@ from pipeline.store import Warehouse
 from pipeline.systems.base import MonthInput, RatingSystem
 
 # Bumped whenever the checkpoint layout changes; older checkpoints are then not reused.
-CHECKPOINT_FORMAT = 2
+CHECKPOINT_FORMAT = 3
 
 # Rows buffered before a batch is validated and written (bounds memory on long backfills).
 FLUSH_ROWS = 2_000_000

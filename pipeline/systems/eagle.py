@@ -7,15 +7,20 @@ each of k draw members round_half_up(V/k, 2), the others 0.00 (anarchy), 0.01 (e
 
 Positions: `published` (default) takes P from the table this system returned for the previous
 month; `live` takes it from the table as it stands just before the game, listing measured at the
-game's date. Points are held as exact integer hundredths; every rounding step goes through
-pipeline.rounding.half_up and floats appear only in the output tables.
+game's date. Points are held as exact integer hundredths; floats appear only in the output tables.
 
-Efficiency: the listed players' table keys live in an `OrderedKeys` (pipeline.systems.eagle_table:
-sorted blocks with a Fenwick tree over the block sizes), so a player's position and a player's
-update cost about O(log n) and the month-end table is read in order without a sort. Listing
-expiries (last game + 2 years) are queued in game order; since games arrive in date order the
-queue is already sorted by expiry, so expiring is a pop from its front. A step copies the state
-it changes (O(players) per month, never per game).
+Computation: a month runs as a few compiled kernels (pipeline.systems.eagle_kernel) over
+per-player arrays indexed by a dense player number: the ids are numbered through a hash table
+over their UTF-8 bytes, the result names become codes, and one kernel call applies the month's
+games in order. In `published` mode a game looks its players' contributions up in an array
+filled from the previous month's table. In `live` mode the top of the table is held in an
+order-statistic treap (pipeline.systems.eagle_table), so a player's position, removal and
+reinsertion cost O(log n) and no game re-sorts the table; a listed player below the treap's
+points threshold has at least 602 players ahead and needs no exact position. Listings that end
+within the month end, earliest first, before the first game on or after their end. The
+month-end table is last month's order with the month's players taken out, sorted anew and merged
+back in (O(players) per month). A step copies the arrays it changes (O(players) per month,
+never per game), so a state can be stepped again.
 
 Decisions where SPEC §3.3 is silent:
 - A result belongs to the power's responsible player (SPEC §2); a power counts once per game.
@@ -35,26 +40,25 @@ Decisions where SPEC §3.3 is silent:
 from __future__ import annotations
 
 import datetime as dt
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.months import Month, add_years
+from pipeline.months import Month
 from pipeline.rounding import half_up
+from pipeline.systems import eagle_kernel as kernel
+from pipeline.systems import eagle_table
 from pipeline.systems.base import MonthInput, MonthOutput
-from pipeline.systems.eagle_table import OrderedKeys
-from pipeline.systems.games import Game, games_from_rows
 from schemas.eagle import EagleAwards, EagleHistory, EagleRankings
 
 POSITION_MODES = ("published", "live")
-GAMES_COUNTED = 10          # only the last 10 finished games count
-LISTING_YEARS = 2           # listed while the last game is less than 2 years old
-RESTART_YEARS = 7           # a next game more than 7 years after the last starts over
+GAMES_COUNTED = kernel.GAMES_COUNTED    # only the last 10 finished games count
+LISTING_YEARS = kernel.LISTING_YEARS    # listed while the last game is less than 2 years old
+RESTART_YEARS = kernel.RESTART_YEARS    # a next game more than 7 years after the last starts over
 LAST_SCORING_POSITION = 602  # below this (or unlisted) a player contributes the minimum
 CENTS = Decimal(100)
 
@@ -103,26 +107,6 @@ def position_contribution(position: int | None) -> Decimal:
     return half_up(Decimal("0.5") + Decimal(601 - position) / Decimal(400), 2)
 
 
-def draw_share(game_value: Decimal, draw_size: int) -> Decimal:
-    """Points of each of `draw_size` draw members: V / k rounded half up to hundredths."""
-    return half_up(game_value / draw_size, 2)
-
-
-def result_points(result: str, centres: int, game_value: Decimal, draw_size: int) -> Decimal:
-    """Points a power takes from a game of value V by its result."""
-    if result == "solo":
-        return game_value
-    if result == "draw":
-        return draw_share(game_value, draw_size)
-    if result == "survived":
-        return Decimal("0.10") + Decimal("0.01") * centres
-    if result == "eliminated":
-        return Decimal("0.01")
-    if result == "anarchy":
-        return Decimal("0.00")
-    raise ValueError(f"unknown result {result!r}")
-
-
 def to_cents(value: Decimal) -> int:
     """Exact hundredths of a value that is already rounded to two places."""
     cents = value * CENTS
@@ -136,89 +120,20 @@ def cents_to_float(cents: int) -> float:
     return cents / 100
 
 
-def hundredths_to_float64(cents: pa.Array) -> pa.Array:
-    """cents_to_float over an int64 array (exact int -> float64, one correctly rounded division)."""
-    return pc.divide(pc.cast(cents, pa.float64()), 100.0)
-
-
-def ordinals_to_date32(ordinals: pa.Array) -> pa.Array:
-    """Proleptic Gregorian ordinals (date.toordinal) as a date32 array."""
-    return pc.cast(pc.subtract(ordinals, UNIX_EPOCH_ORDINAL), pa.int32()).cast(pa.date32())
-
-
-UNIX_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
-
 # Contribution in hundredths by position 1..602 (index 0 unused): the formula, evaluated once.
-CONTRIBUTION_CENTS = [0] + [to_cents(position_contribution(p)) for p in range(1, LAST_SCORING_POSITION + 1)]
-CONTRIBUTION_FLOATS = np.array([cents_to_float(c) for c in CONTRIBUTION_CENTS], dtype=np.float64)
+CONTRIBUTION_CENTS = np.array(
+    [0] + [to_cents(position_contribution(p)) for p in range(1, LAST_SCORING_POSITION + 1)], dtype=np.int64)
+CONTRIBUTION_FLOATS = CONTRIBUTION_CENTS.astype(np.float64) / 100.0  # cents_to_float of each
 UNLISTED_CENTS = to_cents(position_contribution(None))
 
-
-def contribution_cents(position: int | None) -> int:
-    """position_contribution in hundredths, from the precomputed list."""
-    if position is None or position > LAST_SCORING_POSITION:
-        return UNLISTED_CENTS
-    return CONTRIBUTION_CENTS[position]
+EPOCH = dt.date(1970, 1, 1)
+UNIX_EPOCH_ORDINAL = EPOCH.toordinal()
+MIN_CAPACITY = 64
 
 
-def listing_ends(last_game: dt.date) -> dt.date:
-    """First date on which a player whose last game finished on `last_game` is no longer listed."""
-    return add_years(last_game, LISTING_YEARS)
-
-
-def listing_over(ends: dt.date, as_of: dt.date) -> bool:
-    """Whether a listing that ends on `ends` is over on the snapshot date `as_of`."""
-    return as_of >= ends
-
-
-def is_listed(last_game: dt.date, as_of: dt.date) -> bool:
-    """Listed: the last game finished less than 2 years before the snapshot date."""
-    return not listing_over(listing_ends(last_game), as_of)
-
-
-def starts_over(last_game: dt.date, game_date: dt.date) -> bool:
-    """A game more than 7 years after the previous one restarts the player with no games."""
-    return game_date > add_years(last_game, RESTART_YEARS)
-
-
-# ---------------------------------------------------------------------------------------------
-# Players and the table order
-# ---------------------------------------------------------------------------------------------
-
-class PlayerRecord(NamedTuple):
-    """A player's Eagle standing: points in hundredths, games since the last restart, last 10 game points."""
-
-    points: int
-    games: int
-    last_game: dt.date
-    recent: tuple[int, ...]  # points of the last (up to) 10 games, oldest first
-
-
-def carried_record(record: PlayerRecord | None, game_date: dt.date) -> PlayerRecord | None:
-    """The record a player brings into a game on `game_date`: None when new or starting over."""
-    if record is None or starts_over(record.last_game, game_date):
-        return None
-    return record
-
-
-def record_after_game(carried: PlayerRecord | None, game_points: int, game_date: dt.date) -> PlayerRecord:
-    """The player's record after one more game, from the carried record (None: from nothing)."""
-    if carried is None:
-        return PlayerRecord(game_points, 1, game_date, (game_points,))
-    recent = (carried.recent + (game_points,))[-GAMES_COUNTED:]
-    return PlayerRecord(sum(recent), carried.games + 1, game_date, recent)
-
-
-def points_to_defend(record: PlayerRecord) -> int | None:
-    """Points of the game that drops out at the next game; shown from 10 games (SPEC decision)."""
-    if record.games < GAMES_COUNTED:
-        return None
-    return record.recent[0]
-
-
-def table_key(player_id: str, record: PlayerRecord) -> tuple[int, int, int, str]:
-    """Ascending sort key of the table order: points desc, fewer games, later last game, player_id."""
-    return (-record.points, record.games, -record.last_game.toordinal(), player_id)
+def day_number(day: dt.date) -> int:
+    """Days since 1970-01-01 (the date32 value of a date)."""
+    return (day - EPOCH).days
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,59 +145,132 @@ Best = tuple[int, tuple[tuple[str, str], ...]]  # a running maximum: (value, ((p
 
 @dataclass(frozen=True)
 class YearTally:
-    """What the year's awards need, gathered game by game (reset each January)."""
+    """What the year's awards need, gathered game by game (reset when the year changes).
 
-    year: int | None = None
-    points_in_year: dict[str, int] = field(default_factory=dict)
+    points / played: per player index (capacity entries), hundredths taken from the year's games
+    and whether the player played in the year.
+    """
+
+    year: int | None
+    points: np.ndarray
+    played: np.ndarray
     best_victory: Best = (0, ())  # (V, ((player, game), ...))
     best_rookie: Best = (0, ())   # (points, ((player, game), ...))
 
 
 @dataclass(frozen=True)
-class EagleState:
-    """Everything carried from month to month.
+class LiveTable:
+    """The listed players in live mode and the treap of the top of the table (see
+    pipeline.systems.eagle_kernel). Player arrays have the state's capacity."""
 
-    `listed` (the table keys of the listed players) and `expiries` (listing ends, in date order)
-    are derived from `players` and `month`; they are kept to avoid rebuilding them each month
-    and are rebuilt by decode_state.
+    nodes: np.ndarray    # int32 (capacity + 1, 4): treap nodes (pipeline.systems.eagle_table)
+    listed: np.ndarray   # bool per player: listed
+    in_tree: np.ndarray  # bool per player: in the treap
+    meta: np.ndarray     # int64 [treap root, threshold, treap size]
+
+    def copy(self, capacity: int) -> "LiveTable":
+        """An independent copy for `capacity` players."""
+        return LiveTable(_resized(self.nodes, capacity + 1), _resized(self.listed, capacity),
+                         _resized(self.in_tree, capacity), self.meta.copy())
+
+
+@dataclass(frozen=True)
+class PlayerIds:
+    """player_id <-> player number (numbers in order of first appearance).
+
+    The ids' UTF-8 bytes in Arrow's string layout (`pool`, `offsets`), found through an
+    open-addressing hash table (`slots`) by the compiled eagle_kernel.number_ids; the kernels
+    compare the bytes for the table's last tie-break.
+    """
+
+    count: int
+    pool: np.ndarray      # uint8: the ids' bytes, one after another
+    offsets: np.ndarray   # int32: id v is pool[offsets[v]:offsets[v + 1]] (count + 1 used)
+    slots: np.ndarray     # int64 (size, 2): the hash table of eagle_kernel.number_ids
+
+    @property
+    def array(self) -> pa.Array:
+        """player_id by number, sharing the state's memory."""
+        return pa.StringArray.from_buffers(self.count, pa.py_buffer(self.offsets[:self.count + 1]),
+                                           pa.py_buffer(self.pool))
+
+
+@dataclass(frozen=True)
+class EagleState:
+    """Everything carried from month to month; arrays are indexed by player number.
+
+    Player arrays have a capacity of at least `count` entries (doubled when full); entries past
+    `count` are zero. Checkpointed: month, ids, points, games, last, recent and the tally; the
+    rest (the id hash table, the month-end order, the live table) is rebuilt from them.
+    A state is never changed once made.
     """
 
     month: Month | None
-    players: dict[str, PlayerRecord]
-    published_positions: dict[str, int]  # player -> rank in the last published table, ranks <= 602
+    ids: PlayerIds
+    points: np.ndarray            # int64 table points in hundredths
+    games: np.ndarray             # int64 games since the last restart (0: never played)
+    last: np.ndarray              # int32 day number of the last game
+    recent: np.ndarray            # int32 (capacity, 10) ring of the last 10 games' points
+    order: np.ndarray             # int32 the listed players at the month end, in table order
     tally: YearTally
-    listed: OrderedKeys
-    expiries: deque  # (listing end date, player_id) in non-decreasing date order
+    live: LiveTable | None        # live mode only; built from `order` when missing
+
+    @property
+    def count(self) -> int:
+        return self.ids.count
+
+    @property
+    def listed(self) -> list[tuple[int, int, int, str]]:
+        """The month-end table's keys in order: (-points, games, -last game ordinal, player_id)."""
+        order = self.order
+        return list(zip((-self.points[order]).tolist(), self.games[order].tolist(),
+                        (-(self.last[order].astype(np.int64) + UNIX_EPOCH_ORDINAL)).tolist(),
+                        self.ids.array.take(pa.array(order)).to_pylist()))
 
 
-def derived_listing(players: dict[str, PlayerRecord], as_of: dt.date | None) -> tuple[OrderedKeys, deque]:
-    """The listed players' ordered keys and their expiry queue, as of a snapshot date."""
-    if as_of is None:
-        return OrderedKeys(), deque()
-    listed = [(pid, rec) for pid, rec in players.items() if is_listed(rec.last_game, as_of)]
-    keys = OrderedKeys(table_key(pid, rec) for pid, rec in listed)
-    expiries = deque(sorted((listing_ends(rec.last_game), pid) for pid, rec in listed))
-    return keys, expiries
+def _resized(array: np.ndarray, capacity: int) -> np.ndarray:
+    """A copy of `array` with `capacity` rows (zeros past the old ones)."""
+    if array.shape[0] == capacity:
+        return array.copy()
+    out = np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
+    out[:array.shape[0]] = array
+    return out
 
 
-def expire_listing(listed: OrderedKeys, expiries: deque, players: dict[str, PlayerRecord], day: dt.date) -> None:
-    """Remove from `listed` every player whose listing ended on or before `day` (as of that day)."""
-    while expiries and listing_over(expiries[0][0], day):
-        ends, pid = expiries.popleft()
-        record = players[pid]
-        # A later game moved the player's listing end on: this queue entry is stale.
-        if listing_ends(record.last_game) == ends:
-            listed.discard(table_key(pid, record))
+def _empty_state() -> EagleState:
+    zeros = lambda dtype, *shape: np.zeros((MIN_CAPACITY,) + shape, dtype=dtype)  # noqa: E731
+    ids = PlayerIds(0, np.zeros(8 * MIN_CAPACITY, dtype=np.uint8), np.zeros(MIN_CAPACITY + 1, dtype=np.int32),
+                    np.full((2 * MIN_CAPACITY, 2), -1, dtype=np.int64))
+    return EagleState(
+        month=None, ids=ids,
+        points=zeros(np.int64), games=zeros(np.int64), last=zeros(np.int32),
+        recent=zeros(np.int32, GAMES_COUNTED),
+        order=np.empty(0, dtype=np.int32),
+        tally=YearTally(None, zeros(np.int64), zeros(np.bool_)), live=None,
+    )
 
 
-def best_entries(best: Best, value: int, entry: tuple[str, str]) -> Best:
-    """Running maximum with ties kept: the new best, or the old one with `entry` added on a tie."""
-    best_value, entries = best
-    if not entries or value > best_value:
-        return (value, (entry,))
-    if value == best_value:
-        return (best_value, entries + (entry,))
-    return best
+# Live mode's treap holds the top of the table: at least the scoring positions, about TREE_TARGET
+# players after it is resized, resized when it falls below TREE_LOW or grows past TREE_HIGH.
+TREE_LOW = LAST_SCORING_POSITION
+TREE_TARGET = 3 * LAST_SCORING_POSITION // 2
+TREE_HIGH = 2 * LAST_SCORING_POSITION
+TREE_SIZES = np.array([TREE_LOW, TREE_TARGET, TREE_HIGH], dtype=np.int64)
+
+
+def _build_live(state: EagleState, capacity: int) -> LiveTable:
+    """The live table holding the listed players of `state` (its month-end order)."""
+    live = LiveTable(np.zeros((capacity + 1, eagle_table.NODE_COLUMNS), dtype=np.int32),
+                     np.zeros(capacity, dtype=np.bool_), np.zeros(capacity, dtype=np.bool_),
+                     np.zeros(3, dtype=np.int64))
+    kernel.build_live(state.order, TREE_SIZES, live.nodes, live.listed, live.in_tree, live.meta,
+                      np.empty(capacity + 1, dtype=np.int32), state.points, state.games, state.last,
+                      state.ids.offsets, state.ids.pool)
+    return live
+
+
+_NO_LIVE_TABLE = LiveTable(np.zeros((1, eagle_table.NODE_COLUMNS), dtype=np.int32), np.zeros(0, dtype=np.bool_),
+                           np.zeros(0, dtype=np.bool_), np.zeros(3, dtype=np.int64))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,44 +283,54 @@ def award_row(award: str, month: Month, player_id: str, value_cents: int, game_i
             "value": cents_to_float(value_cents), "game_id": game_id}
 
 
-def top_players(values: dict[str, int]) -> list[tuple[str, int]]:
-    """Every (player, value) sharing the largest value, by player_id."""
-    if not values:
-        return []
-    best = max(values.values())
-    return sorted((pid, v) for pid, v in values.items() if v == best)
+def best_entries(best: Best, value: int, entries: tuple[tuple[str, str], ...]) -> Best:
+    """Running maximum with ties kept: `best` updated with entries that all have `value`."""
+    if not entries:
+        return best
+    best_value, held = best
+    if not held or value > best_value:
+        return (value, entries)
+    if value == best_value:
+        return (best_value, held + entries)
+    return best
 
 
-def player_of_the_month_rows(month: Month, changes: dict[str, int]) -> list[dict]:
-    """Player(s) of the month: the largest change of table points among the month's players."""
-    return [award_row("player_of_the_month", month, pid, change) for pid, change in top_players(changes)]
+def top_players(players: np.ndarray, values: np.ndarray, state: EagleState) -> tuple[list[str], int]:
+    """The players (their ids, sorted) sharing the largest value, and that value."""
+    if players.shape[0] == 0:
+        return [], 0
+    best = values.max()
+    return sorted(state.ids.array.take(pa.array(players[values == best])).to_pylist()), int(best)
 
 
-def yearly_award_rows(month: Month, tally: YearTally, leader: tuple[str, int] | None) -> list[dict]:
+def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
     """The December titles: king of the mountain, most valuable victory, runner and rookie of the year."""
     rows = []
-    if leader is not None:
-        rows.append(award_row("king_of_the_mountain", month, leader[0], leader[1]))
+    if state.order.shape[0]:
+        leader = int(state.order[0])
+        rows.append(award_row("king_of_the_mountain", month, state.ids.array[leader].as_py(), int(state.points[leader])))
+    tally = state.tally
     victory_value, victories = tally.best_victory
     rows += [award_row("most_valuable_victory", month, pid, victory_value, gid) for pid, gid in sorted(victories)]
-    rows += [award_row("runner_of_the_year", month, pid, pts) for pid, pts in top_players(tally.points_in_year)]
+    players = np.flatnonzero(tally.played[:state.count])
+    runners, points = top_players(players, tally.points[players], state)
+    rows += [award_row("runner_of_the_year", month, pid, points) for pid in runners]
     rookie_value, rookies = tally.best_rookie
     rows += [award_row("rookie_of_the_year", month, pid, rookie_value, gid) for pid, gid in sorted(rookies)]
     return rows
 
 
-def history_table(rows: list[tuple]) -> pa.Table:
-    """The month's history rows (values in hundredths) as the output table."""
-    if not rows:
-        return HISTORY_SCHEMA.empty_table()
-    game_ids, days, pids, before, after, contribution, value, earned = zip(*rows)
-    return pa.table([
-        pa.array(game_ids, pa.string()),
-        pa.array(days, pa.date32()),
-        pa.array(pids, pa.string()),
-        *(hundredths_to_float64(pa.array(column, pa.int64()))
-          for column in (before, after, contribution, value, earned)),
-    ], schema=HISTORY_SCHEMA)
+def with_month_best(best: Best, mask: np.ndarray, values: np.ndarray, player_ids: pa.Array,
+                    game_ids: pa.Array) -> Best:
+    """`best` updated with the month's rows in `mask` (values in hundredths, rows in game order)."""
+    rows = np.flatnonzero(mask)
+    if rows.shape[0] == 0:
+        return best
+    value = int(values[rows].max())
+    if best[1] and value < best[0]:
+        return best
+    rows = pa.array(rows[values[rows] == value])
+    return best_entries(best, value, tuple(zip(player_ids.take(rows).to_pylist(), game_ids.take(rows).to_pylist())))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,149 +361,252 @@ class EaglePoints:
 
     def initial_state(self) -> EagleState:
         """No players, no published table."""
-        return EagleState(None, {}, {}, YearTally(), OrderedKeys(), deque())
+        return _empty_state()
 
     def step(self, state: EagleState, month_input: MonthInput) -> MonthOutput:
         """Apply one month's counted games in order, then publish the month-end table and awards."""
         month = month_input.month
         if state.month is not None and month != state.month.next():
             raise ValueError(f"eagle: stepped {month} after {state.month}; months must be consecutive")
-        as_of = month.last_day
-        players = dict(state.players)
-        listed = state.listed.copy()
-        expiries = deque(state.expiries)
-        tally = state.tally if state.tally.year == month.year else YearTally(year=month.year)
-        points_in_year = dict(tally.points_in_year)
-        best_victory, best_rookie = tally.best_victory, tally.best_rookie
         live = self.positions == "live"
-        month_start_points: dict[str, int] = {}
-        history: list[tuple] = []  # (game, date, player, before, after, contribution, V, points); hundredths
+        as_of = day_number(month.last_day)
+        rows, days = self._counted_rows(month_input.results, month)
+        game_ids, finished_on, player_ids = rows["game_id"], rows["finished_on"], rows["responsible_player_id"]
+        row_player, state = _with_players(state, player_ids)
+        n_rows = len(game_ids)
 
-        for game in self._counted_games(month_input.results, month):
-            day = game.finished_on
-            if live:
-                expire_listing(listed, expiries, players, day)
-            contributions = [
-                0 if power.result == "anarchy"
-                else contribution_cents(self._position(power.player_id, players, listed, state.published_positions))
-                for power in game.powers
-            ]
-            game_value = sum(contributions)
-            draw_size = sum(1 for power in game.powers if power.result == "draw")
-            value = Decimal(game_value) / CENTS
-            ends = listing_ends(day)
-            for power, contribution in zip(game.powers, contributions):
-                pid = power.player_id
-                earned = to_cents(result_points(power.result, power.centres, value, draw_size))
-                record = players.get(pid)
-                carried = carried_record(record, day)
-                before = None if carried is None else carried.points
-                if record is not None:
-                    listed.discard(table_key(pid, record))
-                updated = record_after_game(carried, earned, day)
-                players[pid] = updated
-                listed.add(table_key(pid, updated))
-                expiries.append((ends, pid))
-                month_start_points.setdefault(pid, before or 0)
-                points_in_year[pid] = points_in_year.get(pid, 0) + earned
-                if power.result == "solo":
-                    best_victory = best_entries(best_victory, game_value, (pid, game.game_id))
-                if record is None:
-                    best_rookie = best_entries(best_rookie, earned, (pid, game.game_id))
-                history.append((game.game_id, day, pid, before, updated.points, contribution, game_value, earned))
+        # Grown copies of everything the kernel changes; unchanged arrays are shared.
+        capacity = state.points.shape[0]
+        points, games, last, recent = (_resized(a, capacity) for a in (state.points, state.games, state.last, state.recent))
+        tally = state.tally
+        if tally.year == month.year:
+            year_points, year_played = _resized(tally.points, capacity), _resized(tally.played, capacity)
+            best_victory, best_rookie = tally.best_victory, tally.best_rookie
+        else:
+            year_points, year_played = np.zeros(capacity, np.int64), np.zeros(capacity, np.bool_)
+            best_victory, best_rookie = (0, ()), (0, ())
+        game_start = _game_starts(game_ids)
+        game_day = np.ascontiguousarray(days[game_start[:-1]])
+        row_result, row_centres = rows["result"], rows["centres"]
+        if live:
+            published_cents = np.empty(0, dtype=np.int64)
+            table = state.live.copy(capacity) if state.live is not None else _build_live(state, capacity)
+        else:
+            published_cents = np.full(capacity, UNLISTED_CENTS, dtype=np.int64)
+            top = state.order[:LAST_SCORING_POSITION]
+            published_cents[top] = CONTRIBUTION_CENTS[1:top.shape[0] + 1]
+            table = _NO_LIVE_TABLE
 
-        expire_listing(listed, expiries, players, as_of)
-        table, published_positions, leader = self._month_table(listed, players)
-        tally = YearTally(month.year, points_in_year, best_victory, best_rookie)
-        changes = {pid: players[pid].points - start for pid, start in month_start_points.items()}
-        awards = player_of_the_month_rows(month, changes)
+        cents = np.empty((5, n_rows), dtype=np.int64)  # the history's amounts, one row each
+        before, after, contribution, value, earned = cents
+        rookie, first = np.empty(n_rows, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_)
+        order = kernel.run_month(
+            live, day_number(month.first_day), as_of, state.order, CONTRIBUTION_CENTS, UNLISTED_CENTS,
+            game_start, game_day, row_player, row_result, row_centres, published_cents,
+            points, games, last, recent, year_points, year_played, state.ids.offsets, state.ids.pool,
+            TREE_SIZES, table.nodes, table.listed, table.in_tree, table.meta, np.empty(capacity + 1, dtype=np.int32),
+            before, after, contribution, value, earned, rookie, first)
+
+        best_victory = with_month_best(best_victory, row_result == kernel.SOLO, value, player_ids, game_ids)
+        best_rookie = with_month_best(best_rookie, rookie, earned, player_ids, game_ids)
+        new_state = EagleState(
+            month=month, ids=state.ids,
+            points=points, games=games, last=last, recent=recent, order=order,
+            tally=YearTally(month.year, year_points, year_played, best_victory, best_rookie),
+            live=table if live else None,
+        )
+
+        # Player(s) of the month: month-end points minus the points carried into the month.
+        first_rows = np.flatnonzero(first)
+        players = row_player[first_rows]
+        changes = points[players] - np.maximum(before[first_rows], 0)
+        winners, change = top_players(players, changes, new_state)
+        awards = [award_row("player_of_the_month", month, pid, change) for pid in winners]
         if month.month == 12:
-            awards += yearly_award_rows(month, tally, leader)
-        new_state = EagleState(month, players, published_positions, tally, listed, expiries)
+            awards += yearly_award_rows(month, new_state)
+
+        amounts = kernel.hundredths(cents)
+        history = pa.table([
+            game_ids, finished_on, player_ids,
+            pa.array(amounts[0], mask=before < 0),
+            *(pa.array(column) for column in amounts[1:]),
+        ], schema=HISTORY_SCHEMA)
         return MonthOutput(
             state=new_state,
-            table=table,
-            history=history_table(history),
+            table=_month_table(new_state),
+            history=history,
             extras={"awards": pa.Table.from_pylist(awards, schema=AWARDS_SCHEMA)},
         )
 
-    def _counted_games(self, results: pa.Table, month: Month) -> list[Game]:
-        """The month's games of a counted variant, in processing order (rated flag ignored)."""
-        games = [game for game in games_from_rows(results) if game.variant in self.variants]
-        for game in games:
-            if Month.of(game.finished_on) != month:
-                raise ValueError(f"eagle: game {game.game_id} finished {game.finished_on}, outside {month}")
-        return games
-
-    def _position(self, player_id: str, players: dict[str, PlayerRecord], listed: OrderedKeys,
-                  published_positions: dict[str, int]) -> int | None:
-        """The player's table position under the configured mode; None when unlisted."""
-        if self.positions != "live":
-            return published_positions.get(player_id)
-        record = players.get(player_id)
-        if record is None:
-            return None
-        index = listed.index(table_key(player_id, record))
-        return None if index is None else index + 1
-
-    @staticmethod
-    def _month_table(listed: OrderedKeys, players: dict[str, PlayerRecord],
-                     ) -> tuple[pa.Table, dict[str, int], tuple[str, int] | None]:
-        """The month-end table in rank order, the positions that score next month, and the leader."""
-        if not len(listed):
-            return RANKINGS_SCHEMA.empty_table(), {}, None
-        # The keys already hold points, games and last game date; columns are built in bulk.
-        neg_points, games, neg_days, pids = zip(*listed)
-        n = len(pids)
-        points = hundredths_to_float64(pc.negate(pa.array(neg_points, pa.int64())))
-        defend = [points_to_defend(players[pid]) for pid in pids]
-        new_eagles = np.full(n, cents_to_float(UNLISTED_CENTS))
-        scoring = min(n, LAST_SCORING_POSITION)
-        new_eagles[:scoring] = CONTRIBUTION_FLOATS[1:scoring + 1]
-        table = pa.table([
-            pa.array(np.arange(1, n + 1, dtype=np.int64)),
-            pa.array(pids, pa.string()),
-            points,
-            points,
-            pa.array(games, pa.int64()),
-            ordinals_to_date32(pc.negate(pa.array(neg_days, pa.int64()))),
-            hundredths_to_float64(pa.array(defend, pa.int64())),
-            pa.array(new_eagles, pa.float64()),
-        ], schema=RANKINGS_SCHEMA)
-        published_positions = dict(zip(pids[:LAST_SCORING_POSITION], range(1, scoring + 1)))
-        return table, published_positions, (pids[0], -neg_points[0])
+    def _counted_rows(self, results: pa.Table, month: Month) -> tuple[dict[str, Any], np.ndarray]:
+        """What the month needs of the rows of a counted variant, in processing order (the rated
+        flag is ignored): game_id, finished_on and responsible_player_id as Arrow arrays, the
+        result codes and centres as numpy arrays; and the rows' day numbers."""
+        variant = results.column("variant")
+        if len(self.variants) == 1:
+            counted = pc.equal(variant, pa.scalar(self.variants[0], pa.string()))
+        else:
+            counted = pc.is_in(variant, value_set=pa.array(self.variants, pa.string()))
+        counted = pc.fill_null(counted, False)
+        columns = ["game_id", "finished_on", "responsible_player_id"]
+        kept = results.select(columns)
+        result = results.column("result").combine_chunks()
+        codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
+        centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
+        counted_rows = None
+        if pc.all(counted).as_py() is not True:
+            kept = kept.filter(counted)
+            counted_rows = np.flatnonzero(counted.to_numpy())
+            codes, centres = codes[counted_rows], centres[counted_rows]
+        if (codes < 0).any():
+            i = int(np.argmax(codes < 0))
+            raise ValueError(f"unknown result {result[i if counted_rows is None else int(counted_rows[i])].as_py()!r}")
+        rows = {name: kept.column(name).combine_chunks() for name in columns}
+        rows["result"], rows["centres"] = codes, centres
+        days = pc.cast(rows["finished_on"], pa.int32()).to_numpy()
+        if days.shape[0]:
+            outside = (days < day_number(month.first_day)) | (days > day_number(month.last_day))
+            if outside.any():
+                i = int(np.argmax(outside))
+                raise ValueError(f"eagle: game {rows['game_id'][i].as_py()} finished "
+                                 f"{rows['finished_on'][i].as_py()}, outside {month}")
+        return rows, days
 
     def encode_state(self, state: EagleState) -> Any:
-        """Checkpoint form: players, published positions and the year's tally (the rest is derived)."""
+        """Checkpoint form: the ids and the per-player arrays, and the year's tally (the rest is derived)."""
+        n = state.count
         return {
             "month": None if state.month is None else (state.month.year, state.month.month),
-            "players": {pid: (r.points, r.games, r.last_game, r.recent) for pid, r in state.players.items()},
-            "published_positions": dict(state.published_positions),
+            "player_ids": state.ids.array.to_pylist(),
+            "points": state.points[:n],
+            "games": state.games[:n],
+            "last_game": state.last[:n],
+            "recent": state.recent[:n],
             "tally": {
                 "year": state.tally.year,
-                "points_in_year": dict(state.tally.points_in_year),
+                "points": state.tally.points[:n],
+                "played": state.tally.played[:n],
                 "best_victory": state.tally.best_victory,
                 "best_rookie": state.tally.best_rookie,
             },
         }
 
     def decode_state(self, data: Any) -> EagleState:
-        """Inverse of encode_state; rebuilds the ordered table and expiry queue from the players."""
+        """Inverse of encode_state; rebuilds the id hash table, the month-end order and the live table."""
         month = None if data["month"] is None else Month(*data["month"])
-        players = {pid: PlayerRecord(points, games, last, tuple(recent))
-                   for pid, (points, games, last, recent) in data["players"].items()}
+        ids = list(data["player_ids"])
+        n = len(ids)
+        capacity = max(MIN_CAPACITY, n)
+
+        def column(values: Any, dtype: Any) -> np.ndarray:
+            return _resized(np.asarray(values, dtype=dtype).reshape((n,) + np.shape(values)[1:]), capacity)
+
+        points, games = column(data["points"], np.int64), column(data["games"], np.int64)
+        last, recent = column(data["last_game"], np.int32), column(data["recent"], np.int32)
+        slots = 2 * MIN_CAPACITY
+        while slots < 2 * n + 2:
+            slots *= 2
+        offsets, id_bytes = string_buffers(pa.array(ids, pa.string()))
+        _, count, pool, id_offsets, slots = kernel.number_ids(
+            offsets, id_bytes, 0, np.zeros(max(id_bytes.shape[0], 1), dtype=np.uint8),
+            np.zeros(capacity + 1, dtype=np.int32), np.full((slots, 2), -1, dtype=np.int64))
+        if count != n:
+            raise ValueError("eagle: the checkpoint lists a player twice")
+        order = np.empty(0, dtype=np.int32)
+        if month is not None:
+            expired_through = kernel.last_day_before(day_number(month.last_day) + 1, LISTING_YEARS)
+            listed = np.flatnonzero(last[:n] > expired_through).astype(np.int32)
+            order = kernel.sort_players(listed, points, games, last, id_offsets, pool)
         tally_data = data["tally"]
         tally = YearTally(
             year=tally_data["year"],
-            points_in_year=dict(tally_data["points_in_year"]),
+            points=column(tally_data["points"], np.int64),
+            played=column(tally_data["played"], np.bool_),
             best_victory=_entries(tally_data["best_victory"]),
             best_rookie=_entries(tally_data["best_rookie"]),
         )
-        listed, expiries = derived_listing(players, None if month is None else month.last_day)
-        return EagleState(month, players, dict(data["published_positions"]), tally, listed, expiries)
+        state = EagleState(
+            month=month, ids=PlayerIds(n, pool, id_offsets, slots),
+            points=points, games=games, last=last, recent=recent, order=order, tally=tally, live=None,
+        )
+        if self.positions == "live":
+            state = replace(state, live=_build_live(state, capacity))
+        return state
 
 
 def _entries(data: Any) -> Best:
     """A (value, ((player, game), ...)) pair back from its checkpoint form."""
     value, entries = data
     return (int(value), tuple((pid, gid) for pid, gid in entries))
+
+
+def string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (one more than the rows) and UTF-8 bytes of a string array without nulls."""
+    if strings.type != pa.string():
+        strings = strings.cast(pa.string())
+    if strings.null_count:
+        raise ValueError("eagle: a required id or result is missing")
+    _, offsets, data = strings.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int32, count=len(strings) + 1, offset=4 * strings.offset) \
+        if offsets is not None else np.zeros(1, dtype=np.int32)
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    return offsets, data
+
+
+def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, EagleState]:
+    """Each row's player number, and the state with the month's new players numbered (the
+    player arrays grow, doubling their capacity, when full). The old state is unchanged."""
+    ids = state.ids
+    offsets, data = string_buffers(player_ids)
+    numbers, count, pool, id_offsets, slots = kernel.number_ids(
+        offsets, data, ids.count, ids.pool.copy(), ids.offsets.copy(), ids.slots.copy())
+    if count == ids.count:
+        return numbers, state
+    grown = {}
+    capacity = state.points.shape[0]
+    if capacity < count:
+        while capacity < count:
+            capacity *= 2
+        grown = {name: _resized(getattr(state, name), capacity)
+                 for name in ("points", "games", "last", "recent")}
+        grown["tally"] = replace(state.tally, points=_resized(state.tally.points, capacity),
+                                 played=_resized(state.tally.played, capacity))
+        if state.live is not None:
+            grown["live"] = state.live.copy(capacity)
+    return numbers, replace(state, ids=PlayerIds(count, pool, id_offsets, slots), **grown)
+
+
+def _game_starts(game_ids: pa.Array) -> np.ndarray:
+    """First row of each game, then the row count (a game's rows are consecutive)."""
+    n = len(game_ids)
+    if n == 0:
+        return np.zeros(1, dtype=np.int64)
+    changes = pc.not_equal(game_ids.slice(1), game_ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(changes) + 1, [n])).astype(np.int64)
+
+
+RESULT_BUFFERS = string_buffers(pa.array(kernel.RESULT_NAMES, pa.string()))
+
+
+def _month_table(state: EagleState) -> pa.Table:
+    """The month-end table in rank order."""
+    order = state.order
+    n = order.shape[0]
+    if n == 0:
+        return RANKINGS_SCHEMA.empty_table()
+    points, games, last, defend, no_defend = kernel.table_columns(order, state.points, state.games, state.last,
+                                                                  state.recent)
+    points = pa.array(points)
+    new_eagles = np.full(n, cents_to_float(UNLISTED_CENTS))
+    scoring = min(n, LAST_SCORING_POSITION)
+    new_eagles[:scoring] = CONTRIBUTION_FLOATS[1:scoring + 1]
+    return pa.table([
+        pa.array(np.arange(1, n + 1, dtype=np.int64)),
+        state.ids.array.take(pa.array(order)),
+        points,
+        points,
+        pa.array(games),
+        pa.array(last, pa.date32()),
+        pa.array(defend, mask=no_defend),
+        pa.array(new_eagles),
+    ], schema=RANKINGS_SCHEMA)

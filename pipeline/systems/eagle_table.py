@@ -1,169 +1,307 @@
-"""An ordered set of table keys with position look-ups in about O(log n), for the live Eagle table.
+"""The Eagle table's order as an order-statistic treap over player numbers, compiled with numba.
 
-The Eagle table is ordered by a composite key (points desc, fewer games, later last game,
-player_id), encoded as a tuple that sorts ascending. A game changes the keys of its seven
-players and asks for the positions of the seven; re-sorting the table per game would cost
-O(n log n) per game. `OrderedKeys` keeps the keys instead as a list of sorted blocks
-(each between about LOAD/2 and 2·LOAD keys) plus:
+The Eagle table is ordered by a composite key: points desc, then fewer games, then the later
+last game, then `player_id`. `precedes(a, b, ...)` compares two players by that key, read from
+the per-player arrays (points in hundredths, games, last game as a day number) and, for the last
+tie-break, the ids' UTF-8 bytes (`id_bytes[id_offsets[p]:id_offsets[p + 1]]`, Arrow's string
+layout; bytewise order is code point order, as Python compares str). Re-sorting the table for
+every game would cost O(n log n) per game; the treap answers "how many players in the tree
+precede this one" and takes a player out or puts them back in O(log n) expected time. Live mode
+keeps the top of the table in it (pipeline.systems.eagle_kernel).
 
-- `_maxes`: the largest key of each block, so `bisect` on it finds the block of a key in
-  O(log B) (B = number of blocks);
-- `_counts`: a Fenwick (binary indexed) tree over the block sizes, so the number of keys in the
-  blocks before block i is a prefix sum in O(log B).
+Layout: node v stands for player v - 1, node 0 (NIL) is the empty tree. `nodes` is an int32
+array of shape (capacity + 1, 4): row v holds the left child, the right child, the subtree
+size and the points of node v, so a step down the tree reads one 16-byte row and the player's
+arrays only when the points are equal (table points stay far below 2**31 hundredths). The root
+is returned by the updating functions. A node's heap priority is a fixed hash of its
+number, so the tree's shape depends only on the set of keys it holds (never on the order of
+updates) and no random state needs to be carried. `stack` is scratch space of at least
+capacity + 1 entries, used to fix subtree sizes bottom-up after a split or a merge without
+recursion.
 
-The position of a key is then that prefix sum plus a `bisect` inside its block. Inserting or
-removing a key is a `bisect` plus an insertion into one short block (O(LOAD) memory move) and
-an O(log B) Fenwick update. A block that grows past 2·LOAD is split and one that shrinks below
-LOAD/2 is merged with a neighbour; both rebuild the Fenwick tree in O(B), which happens at
-most once per about LOAD/2 updates, so it is O(B / LOAD) amortised. Iteration yields the keys
-in order, which is how the month-end table is read without a sort.
+A player's key must not change while the player is in the tree: take them out, update their
+arrays, put them back.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
-from itertools import chain
-from typing import Any, Iterable, Iterator
+import numpy as np
+from numba import njit
 
-LOAD = 256  # target block size: short enough for cheap list inserts, long enough for few blocks
+NIL = 0
+
+# Helpers that allocate nothing are compiled without numba's reference counting: otherwise every
+# call that is not inlined pays an atomic increment and decrement per array argument.
+plain_njit = njit(cache=True, _nrt=False)
+LEFT, RIGHT, SIZE, POINTS = 0, 1, 2, 3
+NODE_COLUMNS = 4
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
 
 
-class OrderedKeys:
-    """A set of mutually comparable keys kept in order, with rank queries."""
+@plain_njit
+def priority(node):
+    """Heap priority of a node: the splitmix64 hash of its number (a fixed pseudo-random value)."""
+    z = np.uint64(node) * _GOLDEN
+    z = (z ^ (z >> _S30)) * _MIX_1
+    z = (z ^ (z >> _S27)) * _MIX_2
+    return z ^ (z >> _S31)
 
-    __slots__ = ("_blocks", "_maxes", "_counts", "_size")
 
-    def __init__(self, keys: Iterable[Any] = ()) -> None:
-        ordered = sorted(set(keys))
-        self._blocks: list[list[Any]] = [ordered[i:i + LOAD] for i in range(0, len(ordered), LOAD)]
-        self._maxes: list[Any] = [block[-1] for block in self._blocks]
-        self._size = len(ordered)
-        self._counts: list[int] = []
-        self._rebuild_counts()
+@plain_njit
+def precedes(a, b, points, games, last, id_offsets, id_bytes):
+    """Whether player a comes before player b in the table (a != b)."""
+    return key_precedes(points[a], games[a], last[a], a, b, points, games, last, id_offsets, id_bytes)
 
-    def __len__(self) -> int:
-        return self._size
 
-    def __iter__(self) -> Iterator[Any]:
-        return chain.from_iterable(self._blocks)
+@plain_njit
+def id_before(a, b, id_offsets, id_bytes):
+    """Whether player a's id sorts before player b's: their UTF-8 bytes compared byte by byte,
+    which orders like Python's str comparison (by code point)."""
+    i, i_end = id_offsets[a], id_offsets[a + 1]
+    j, j_end = id_offsets[b], id_offsets[b + 1]
+    while i < i_end and j < j_end:
+        if id_bytes[i] != id_bytes[j]:
+            return id_bytes[i] < id_bytes[j]
+        i += 1
+        j += 1
+    return i_end - i < j_end - j
 
-    def __contains__(self, key: Any) -> bool:
-        i = bisect_left(self._maxes, key)
-        if i == len(self._blocks):
-            return False
-        block = self._blocks[i]
-        j = bisect_left(block, key)
-        return j < len(block) and block[j] == key
 
-    def copy(self) -> "OrderedKeys":
-        """An independent copy (blocks copied, keys shared: keys are immutable)."""
-        clone = OrderedKeys.__new__(OrderedKeys)
-        clone._blocks = [list(block) for block in self._blocks]
-        clone._maxes = list(self._maxes)
-        clone._counts = list(self._counts)
-        clone._size = self._size
-        return clone
+@plain_njit
+def key_precedes(points_x, games_x, last_x, x, b, points, games, last, id_offsets, id_bytes):
+    """precedes(x, b) with x's points, games and last game already loaded (x != b)."""
+    if points_x != points[b]:
+        return points_x > points[b]
+    if games_x != games[b]:
+        return games_x < games[b]
+    if last_x != last[b]:
+        return last_x > last[b]
+    return id_before(x, b, id_offsets, id_bytes)
 
-    def rank(self, key: Any) -> int:
-        """Number of keys strictly smaller than `key` (the 0-based position it has or would have)."""
-        i = bisect_left(self._maxes, key)
-        if i == len(self._blocks):
-            return self._size
-        return self._keys_before_block(i) + bisect_left(self._blocks[i], key)
 
-    def index(self, key: Any) -> int | None:
-        """0-based position of `key`, or None when it is not in the set."""
-        i = bisect_left(self._maxes, key)
-        if i == len(self._blocks):
-            return None
-        block = self._blocks[i]
-        j = bisect_left(block, key)
-        if j == len(block) or block[j] != key:
-            return None
-        return self._keys_before_block(i) + j
+@plain_njit
+def node_precedes(points_x, games_x, last_x, x, t, nodes, games, last, id_offsets, id_bytes):
+    """precedes(x, node t's player) with x's points, games and last game already loaded."""
+    if points_x != nodes[t, POINTS]:
+        return points_x > nodes[t, POINTS]
+    b = t - 1
+    if games_x != games[b]:
+        return games_x < games[b]
+    if last_x != last[b]:
+        return last_x > last[b]
+    return id_before(x, b, id_offsets, id_bytes)
 
-    def add(self, key: Any) -> None:
-        """Insert `key`; a key already present is left as it is."""
-        if not self._blocks:
-            self._blocks.append([key])
-            self._maxes.append(key)
-            self._size = 1
-            self._rebuild_counts()
-            return
-        i = bisect_left(self._maxes, key)
-        if i == len(self._blocks):
-            i -= 1  # larger than every key: it goes at the end of the last block
-        block = self._blocks[i]
-        j = bisect_left(block, key)
-        if j < len(block) and block[j] == key:
-            return
-        block.insert(j, key)
-        self._maxes[i] = block[-1]
-        self._size += 1
-        if len(block) > 2 * LOAD:
-            self._blocks[i:i + 1] = [block[:LOAD], block[LOAD:]]
-            self._maxes[i:i + 1] = [block[LOAD - 1], block[-1]]
-            self._rebuild_counts()
+
+@plain_njit
+def _fix_sizes(stack, count, nodes):
+    """Recompute the sizes of the nodes stack[:count], deepest (last visited) first."""
+    for i in range(count - 1, -1, -1):
+        v = stack[i]
+        nodes[v, SIZE] = 1 + nodes[nodes[v, LEFT], SIZE] + nodes[nodes[v, RIGHT], SIZE]
+
+
+@plain_njit
+def split(t, x, nodes, stack, points, games, last, id_offsets, id_bytes):
+    """Split the tree t into the players before x and the players after x (x not in t)."""
+    l_root = NIL
+    r_root = NIL
+    l_tail = NIL  # rightmost node of the left result, whose right child is still open
+    r_tail = NIL  # leftmost node of the right result, whose left child is still open
+    count = 0
+    px, gx, lx = points[x], games[x], last[x]
+    while t != NIL:
+        stack[count] = t
+        count += 1
+        if not node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes):
+            if l_tail == NIL:
+                l_root = t
+            else:
+                nodes[l_tail, RIGHT] = t
+            l_tail = t
+            t = nodes[t, RIGHT]
         else:
-            self._add_count(i, 1)
+            if r_tail == NIL:
+                r_root = t
+            else:
+                nodes[r_tail, LEFT] = t
+            r_tail = t
+            t = nodes[t, LEFT]
+    if l_tail != NIL:
+        nodes[l_tail, RIGHT] = NIL
+    if r_tail != NIL:
+        nodes[r_tail, LEFT] = NIL
+    _fix_sizes(stack, count, nodes)
+    return l_root, r_root
 
-    def discard(self, key: Any) -> bool:
-        """Remove `key` if present; True when it was."""
-        i = bisect_left(self._maxes, key)
-        if i == len(self._blocks):
-            return False
-        block = self._blocks[i]
-        j = bisect_left(block, key)
-        if j == len(block) or block[j] != key:
-            return False
-        del block[j]
-        self._size -= 1
-        if len(block) < LOAD // 2 and len(self._blocks) > 1:
-            self._merge_with_neighbour(i)
-            self._rebuild_counts()
-        elif not block:
-            del self._blocks[i]
-            del self._maxes[i]
-            self._rebuild_counts()
+
+@plain_njit
+def merge(a, b, nodes, stack):
+    """Join two trees where every player of a precedes every player of b; returns the root."""
+    if a == NIL:
+        return b
+    if b == NIL:
+        return a
+    root = NIL
+    parent = NIL
+    parent_right = False
+    count = 0
+    while a != NIL and b != NIL:
+        if priority(a) > priority(b):
+            node = a
+            a = nodes[a, RIGHT]
+            hang_right = True
         else:
-            self._maxes[i] = block[-1]
-            self._add_count(i, -1)
-        return True
-
-    def _merge_with_neighbour(self, i: int) -> None:
-        """Join the short block i with the next one (or the previous, for the last), re-splitting if long."""
-        left = i if i + 1 < len(self._blocks) else i - 1
-        merged = self._blocks[left] + self._blocks[left + 1]
-        if len(merged) > 2 * LOAD:
-            half = len(merged) // 2
-            parts = [merged[:half], merged[half:]]
+            node = b
+            b = nodes[b, LEFT]
+            hang_right = False
+        if parent == NIL:
+            root = node
+        elif parent_right:
+            nodes[parent, RIGHT] = node
         else:
-            parts = [merged]
-        self._blocks[left:left + 2] = parts
-        self._maxes[left:left + 2] = [part[-1] for part in parts]
+            nodes[parent, LEFT] = node
+        stack[count] = node
+        count += 1
+        parent = node
+        parent_right = hang_right
+    rest = a if a != NIL else b
+    if parent_right:
+        nodes[parent, RIGHT] = rest
+    else:
+        nodes[parent, LEFT] = rest
+    _fix_sizes(stack, count, nodes)
+    return root
 
-    def _rebuild_counts(self) -> None:
-        """Fenwick tree of the block sizes, built in O(B)."""
-        counts = [0] + [len(block) for block in self._blocks]
-        for index in range(1, len(counts)):
-            parent = index + (index & -index)
-            if parent < len(counts):
-                counts[parent] += counts[index]
-        self._counts = counts
 
-    def _add_count(self, block_index: int, delta: int) -> None:
-        """Fenwick point update: block `block_index` changed size by `delta`."""
-        index = block_index + 1
-        counts = self._counts
-        while index < len(counts):
-            counts[index] += delta
-            index += index & -index
+@plain_njit
+def insert(root, x, nodes, stack, points, games, last, id_offsets, id_bytes):
+    """Put player x (not in the tree) into the tree; returns the new root."""
+    node = x + 1
+    node_priority = priority(node)
+    parent = NIL
+    went_left = False
+    t = root
+    px, gx, lx = points[x], games[x], last[x]
+    while t != NIL and priority(t) > node_priority:
+        nodes[t, SIZE] += 1
+        parent = t
+        went_left = node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes)
+        t = nodes[t, LEFT] if went_left else nodes[t, RIGHT]
+    low, high = split(t, x, nodes, stack, points, games, last, id_offsets, id_bytes)
+    nodes[node, LEFT] = low
+    nodes[node, RIGHT] = high
+    nodes[node, SIZE] = 1 + nodes[low, SIZE] + nodes[high, SIZE]
+    nodes[node, POINTS] = px
+    if parent == NIL:
+        return node
+    if went_left:
+        nodes[parent, LEFT] = node
+    else:
+        nodes[parent, RIGHT] = node
+    return root
 
-    def _keys_before_block(self, block_index: int) -> int:
-        """Fenwick prefix sum: keys in the blocks before `block_index`."""
-        total = 0
-        index = block_index
-        counts = self._counts
-        while index > 0:
-            total += counts[index]
-            index -= index & -index
-        return total
+
+@plain_njit
+def remove(root, x, nodes, stack, points, games, last, id_offsets, id_bytes):
+    """Take player x (in the tree, with the key it was inserted with) out; returns the new root."""
+    node = x + 1
+    parent = NIL
+    went_left = False
+    t = root
+    px, gx, lx = points[x], games[x], last[x]
+    while t != node:
+        if t == NIL:
+            raise ValueError("eagle table: removing a player who is not in the tree")
+        nodes[t, SIZE] -= 1
+        parent = t
+        went_left = node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes)
+        t = nodes[t, LEFT] if went_left else nodes[t, RIGHT]
+    joined = merge(nodes[node, LEFT], nodes[node, RIGHT], nodes, stack)
+    nodes[node, LEFT] = NIL
+    nodes[node, RIGHT] = NIL
+    nodes[node, SIZE] = 0
+    nodes[node, POINTS] = 0
+    if parent == NIL:
+        return joined
+    if went_left:
+        nodes[parent, LEFT] = joined
+    else:
+        nodes[parent, RIGHT] = joined
+    return root
+
+
+@plain_njit
+def rank(root, x, limit, nodes, points, games, last, id_offsets, id_bytes):
+    """Number of players in the tree that precede player x (x's 0-based position when present),
+    or `limit` when that number is `limit` or more (a position beyond it is not needed)."""
+    node = x + 1
+    before = 0
+    t = root
+    px, gx, lx = points[x], games[x], last[x]
+    while t != NIL and before < limit:
+        if t == node:
+            before += nodes[nodes[t, LEFT], SIZE]
+            break
+        if node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes):
+            t = nodes[t, LEFT]
+        else:
+            before += nodes[nodes[t, LEFT], SIZE] + 1
+            t = nodes[t, RIGHT]
+    return min(before, limit)
+
+
+@njit(cache=True)
+def in_order(root, nodes, stack):
+    """The players in the tree in table order (stack needs the tree's height + 1 entries)."""
+    out = np.empty(nodes[root, SIZE], dtype=np.int32)
+    count = 0
+    depth = 0
+    t = root
+    while t != NIL or depth > 0:
+        while t != NIL:
+            stack[depth] = t
+            depth += 1
+            t = nodes[t, LEFT]
+        depth -= 1
+        t = stack[depth]
+        out[count] = t - 1
+        count += 1
+        t = nodes[t, RIGHT]
+    return out
+
+
+@njit(cache=True)
+def build(players, nodes, stack, points, games, last, id_offsets, id_bytes):
+    """A tree holding `players` (cleared arrays in, root out)."""
+    root = NIL
+    for i in range(players.shape[0]):
+        root = insert(root, players[i], nodes, stack, points, games, last, id_offsets, id_bytes)
+    return root
+
+
+@plain_njit
+def rightmost(root, nodes):
+    """The last player in the tree (NIL - 1 = -1 when empty)."""
+    t = root
+    while t != NIL and nodes[t, RIGHT] != NIL:
+        t = nodes[t, RIGHT]
+    return t - 1
+
+
+@plain_njit
+def count_more_points(root, value, nodes):
+    """Number of players in the tree with more than `value` points."""
+    count = 0
+    t = root
+    while t != NIL:
+        if nodes[t, POINTS] > value:
+            count += nodes[nodes[t, LEFT], SIZE] + 1
+            t = nodes[t, RIGHT]
+        else:
+            t = nodes[t, LEFT]
+    return count
