@@ -2,32 +2,42 @@
 
 Each month's table is the year-to-date rating: P = log10(W + D/2 + 1), W% = (W + D/2) / GP,
 S = the mean of the opponents' W% over every (game, opponent) pair, base = P × (W% + S) / 2 × 100,
-plus a legacy of 0.10 × last December's rating for players who played last year.
+plus a legacy of 0.10 × last December's rating for players who played last year. A solo is a
+win, a draw member draws, any other result is a loss; opponents are the game's other
+responsible players.
 
-The month's cost is O(players + month rows + opponents of the players who played this month):
-the state keeps, per player, the year-to-date record, the count of games against each opponent
-and the exact sum Σ count × W%(opponent) as an integer scaled by 2**SCALE_BITS. When a player's
-W% changes, only the sums of that player's opponents move, by count × the change.
+Computation: players are dense indices into per-player arrays (year-to-date wins, draws,
+losses and opponent pairs; legacy; last month's rating). The year's rows are kept as player
+indices grouped by game, and each month end recomputes the whole year-to-date table in one
+compiled call (pipeline.systems.club_kernel), O(rows of the year + players): S is summed
+exactly over the year's games and rounded once, so the values equal the from-scratch
+reference (pipeline.reference.club) float for float. A step copies the per-player arrays it
+changes (O(players) numpy work, never per game); the id registry and the year's rows are
+append-only and shared between successive states, and an append after a state that is not the
+newest works on a copy, so a state never changes once returned and can be stepped again.
 """
 from __future__ import annotations
 
 import datetime as dt
 import math
+import threading
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, ClassVar
 
+import numpy as np
 import pyarrow as pa
 
-from pipeline.months import Month
-from pipeline.systems.base import MonthInput, MonthOutput, shared_ranks
-from pipeline.systems.games import Game, games_from_rows
+from pipeline.systems import club_kernel as kernel
+from pipeline.systems.base import MonthInput, MonthOutput
 from schemas.club import ClubHistory, ClubRankings
 
-# Every W% float is (W + D/2) / GP rounded to float64, so it is a multiple of 2**-(52 + bits of
-# 2·GP); 128 bits keep it an exact integer for any GP below 2**70, making S's sum exact.
-SCALE_BITS = 128
 LEGACY_SHARE = 0.1
-RESULT_LETTER = {"solo": "W", "draw": "D"}  # SPEC §3.2 decision: everything else is a loss.
+_NO_DAYS = np.zeros(0, np.int32)
+_NO_PLAYERS = np.zeros(0, np.int32)
+_NO_BYTES = np.zeros(0, np.uint8)
+_ZERO_OFFSET = np.zeros(1, np.int32)
+_EPOCH = dt.date(1970, 1, 1)
+_MAX_INT32 = 2**31 - 1
 
 RANKINGS_SCHEMA = pa.schema(
     [
@@ -57,251 +67,211 @@ HISTORY_SCHEMA = pa.schema(
     ]
 )
 
-# A record is (wins, draws, losses, opponent pairs) for the year so far.
-Record = tuple[int, int, int, int]
-NO_RECORD: Record = (0, 0, 0, 0)
+_log_points = np.zeros(0)
+
+
+def log_points(size: int) -> np.ndarray:
+    """At least `size` win points: entry 2W + D is P = log10(W + D/2 + 1), by Python's math.log10."""
+    global _log_points
+    if len(_log_points) < size:
+        start, stop = len(_log_points), max(size, 2 * len(_log_points), 4096)
+        extra = np.array([math.log10(twice / 2 + 1) for twice in range(start, stop)])
+        _log_points = np.concatenate([_log_points, extra])
+    return _log_points
+
+
+_work = threading.local()
+
+
+def _work_space(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's per-player work arrays, (size, 4) float64 and uint64, reused between steps
+    (per thread): fresh arrays of that size every month would cost page faults, not arithmetic.
+    They are the two halves of one 64-byte row per player, so a player's work is one cache line."""
+    space = getattr(_work, "space", None)
+    if space is None or len(space) < size:
+        capacity = max(size, 2 * len(space) if space is not None else 0, 1024)
+        _work.space = space = np.empty((capacity, 8), np.uint64)
+    return space.view(np.float64)[:, 4:], space[:, :4]
+
+
+def _with_room(array: np.ndarray, size: int, fill: Any = 0) -> np.ndarray:
+    """A copy of `array` with room for at least `size` rows (capacity doubles; new rows are `fill`)."""
+    if size <= len(array):
+        return array.copy()
+    return _room(array, len(array), size, fill)
+
+
+def _room(array: np.ndarray, used: int, size: int, fill: Any = 0) -> np.ndarray:
+    """`array` itself, or a larger one (capacity doubling) holding its first `used` rows."""
+    if size <= len(array):
+        return array
+    grown = np.full((max(size, 2 * len(array), 64),) + array.shape[1:], fill, array.dtype)
+    grown[:used] = array[:used]
+    return grown
+
+
+class AppendLog:
+    """An append-only numpy buffer shared by successive states.
+
+    Each state remembers how many entries are its own, and entries below that never change:
+    appending after a state that is not the newest one first copies that state's entries.
+    """
+
+    __slots__ = ("data", "size")
+
+    def __init__(self, values: np.ndarray):
+        self.data = values
+        self.size = len(values)
+
+    def view(self, length: int) -> np.ndarray:
+        """The first `length` entries (a state's own)."""
+        return self.data[:length]
+
+    def reserved(self, length: int, extra: int) -> "AppendLog":
+        """The log holding the first `length` entries with room for `extra` more after them."""
+        log = self if self.size == length else AppendLog(self.data[:length].copy())
+        log.data = _room(log.data, length, length + extra)
+        return log
+
+
+def _strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    """A string array over Arrow-style int32 offsets and UTF-8 bytes (no copy)."""
+    return pa.Array.from_buffers(pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+_steps = np.arange(1, dtype=np.int32)
+
+
+def _letters(letters: np.ndarray) -> pa.Array:
+    """A string array of one-letter strings from their bytes, built straight from buffers."""
+    global _steps
+    if len(_steps) <= len(letters):
+        _steps = np.arange(2 * len(letters) + 1, dtype=np.int32)
+    return _strings(_steps[: len(letters) + 1], letters)
+
+
+def _slot_count(needed: int) -> int:
+    """Hash slots: the power of two at least `needed` (64 at least)."""
+    return max(64, 1 << (needed - 1).bit_length())
+
+
+class PlayerIds:
+    """Player ids and their dense indices (in order of first appearance), shared like AppendLog.
+
+    The UTF-8 ids are kept as Arrow-style offsets and bytes, with an open-addressing hash table
+    of indices and the indices in id order (pipeline.systems.club_kernel), so the kernel looks
+    ids up and orders the table, and an Arrow array of the ids costs no copy. A state with n
+    players owns indices 0..n-1; `size` is how many the newest state sharing this registry has.
+    """
+
+    __slots__ = ("offsets", "data", "slots", "order", "size")
+
+    def __init__(self, offsets: np.ndarray, data: np.ndarray):
+        self.size = len(offsets) - 1
+        self.offsets = np.array(offsets, np.int32)
+        self.data = np.array(data, np.uint8)
+        self.slots = kernel.id_slots(self.offsets, self.data, self.size, _slot_count(4 * self.size))
+        self.order = kernel.sorted_by_id(np.arange(self.size, dtype=np.int32), self.offsets, self.data)
+
+    def buffers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The first n players' (offsets, bytes)."""
+        offsets = self.offsets[: n + 1]
+        return offsets, self.data[: offsets[-1]]
+
+    def reserved(self, n: int, ids: int, nbytes: int) -> "PlayerIds":
+        """The registry of the first n players with room for `ids` more ids of `nbytes` bytes."""
+        registry = self if self.size == n else PlayerIds(*self.buffers(n))
+        used = int(registry.offsets[n])
+        if used + nbytes > _MAX_INT32:
+            raise ValueError("club rating: player ids exceed 2 GiB")
+        registry.offsets = _room(registry.offsets, n + 1, n + ids + 1)
+        registry.data = _room(registry.data, used, used + nbytes)
+        registry.order = _room(registry.order, n, n + ids)
+        # At most a quarter of the slots in use keeps probe runs short; at most half, even if
+        # every id of the month is new.
+        needed = max(4 * n, 2 * (n + ids))
+        if len(registry.slots) < needed:
+            registry.slots = kernel.id_slots(registry.offsets, registry.data, n, _slot_count(needed))
+        return registry
 
 
 @dataclass(frozen=True)
 class ClubState:
-    """Year-to-date club state; never mutated once returned (steps build a new one)."""
+    """Year-to-date club state; never mutated once returned (steps build a new one).
+
+    Per-player arrays are indexed by the player's position in `players` and have room for at
+    least `n_players` entries. The year's rows are `year_rows` responsible players in processing
+    order; game g owns rows year_starts[g]:year_starts[g + 1]. `members` lists the year's
+    players in order of their first game.
+    """
 
     year: int | None
-    records: dict[str, Record]
-    opponents: dict[str, dict[str, int]]  # player -> opponent -> games together this year
-    schedule_sums: dict[str, int]  # player -> Σ count × W%(opponent) × 2**SCALE_BITS
-    legacy: dict[str, float]  # players who played last year -> 0.10 × their December rating
-    last_ratings: dict[str, float]  # the previous month's table
+    n_players: int
+    players: PlayerIds
+    records: np.ndarray  # (players, 4) int32: wins, draws, losses and (game, opponent) pairs this year
+    legacy: np.ndarray  # float64: 0.10 × last December's rating; NaN if the player did not play then
+    legacy_players: np.ndarray  # int32: the players with a legacy
+    last_rating: np.ndarray  # float64: the previous month's table rating; NaN if not listed then
+    table_players: np.ndarray  # int32: the players of the previous month's table
+    max_games: int  # the most games any player has this year
+    year_rows: int
+    year_games: int
+    n_members: int
+    year_players: AppendLog  # int32
+    year_starts: AppendLog  # int64, year_games + 1 entries
+    members: AppendLog  # int32
 
 
-@dataclass(frozen=True)
-class ClubRow:
-    """One listed player's values at a month end."""
-
-    player_id: str
-    rating: float
-    wins: int
-    draws: int
-    losses: int
-    games: int
-    win_points: float
-    win_pct: float | None
-    schedule_strength: float | None
-    base_rating: float
-    legacy: float
-
-
-def result_letter(result: str) -> str:
-    """W for a solo, D for a draw member, L for survived, eliminated or anarchy."""
-    return RESULT_LETTER.get(result, "L")
-
-
-def recorded(record: Record, letter: str, opponent_count: int) -> Record:
-    """The record after one more game with this result against this many opponents."""
-    wins, draws, losses, pairs = record
-    return (
-        wins + (letter == "W"),
-        draws + (letter == "D"),
-        losses + (letter == "L"),
-        pairs + opponent_count,
-    )
-
-
-def win_points(wins: int, draws: int) -> float:
-    """P = log10(W + D/2 + 1)."""
-    return math.log10(wins + draws / 2 + 1)
-
-
-def win_pct(wins: int, draws: int, games: int) -> float:
-    """W% = (W + D/2) / GP."""
-    return (wins + draws / 2) / games
-
-
-def scaled_win_pct(record: Record) -> int:
-    """The record's W% float as an exact integer multiple of 2**-SCALE_BITS (0 with no game)."""
-    wins, draws, losses, _ = record
-    games = wins + draws + losses
-    if games == 0:
-        return 0
-    numerator, denominator = win_pct(wins, draws, games).as_integer_ratio()
-    scaled, remainder = divmod(numerator << SCALE_BITS, denominator)
-    if remainder:
-        raise ValueError(f"W% of a {games}-game record is too fine for SCALE_BITS={SCALE_BITS}")
-    return scaled
-
-
-def schedule_strength(schedule_sum: int, pairs: int) -> float:
-    """S = Σ opponents' W% / pairs, rounded once from the exact sum (int / int is correctly rounded)."""
-    return schedule_sum / (pairs << SCALE_BITS)
-
-
-def base_rating(points: float, pct: float, strength: float) -> float:
-    """base = P × (W% + S) / 2 × 100, in the seed's order of operations."""
-    return points * (pct + strength) / 2 * 100
-
-
-def club_row(player_id: str, record: Record, schedule_sum: int, legacy: float) -> ClubRow:
-    """A player's table values from their year-to-date record, S sum and legacy."""
-    wins, draws, losses, pairs = record
-    games = wins + draws + losses
-    points = win_points(wins, draws)
-    if games == 0:
-        return ClubRow(player_id, legacy, 0, 0, 0, 0, points, None, None, 0.0, legacy)
-    pct = win_pct(wins, draws, games)
-    strength = schedule_strength(schedule_sum, pairs)
-    base = base_rating(points, pct, strength)
-    return ClubRow(player_id, base + legacy, wins, draws, losses, games, points, pct, strength, base, legacy)
-
-
-def year_table(state: ClubState) -> list[ClubRow]:
-    """Every listed player (played this year, or played last year) in rank order."""
-    listed = set(state.records) | set(state.legacy)
-    rows = [
-        club_row(
-            player,
-            state.records.get(player, NO_RECORD),
-            state.schedule_sums.get(player, 0),
-            state.legacy.get(player, 0.0),
-        )
-        for player in listed
-    ]
-    rows.sort(key=lambda row: (-row.rating, row.player_id))
-    return rows
-
-
-def next_year_legacy(state: ClubState, year: int) -> dict[str, float]:
-    """Legacy for `year`: 0.10 × the final rating of the state's year, for players who played in it."""
-    if state.year is None or year != state.year + 1:
-        return {}  # legacy never carries through an empty year
+def _empty_year(n: int) -> dict[str, Any]:
+    """The year fields of a state with no game yet this year, for n players."""
     return {
-        row.player_id: LEGACY_SHARE * row.rating
-        for row in year_table(state)
-        if row.player_id in state.records
+        "records": np.zeros((n, 4), np.int32), "max_games": 0, "year_rows": 0, "year_games": 0, "n_members": 0,
+        "year_players": AppendLog(np.zeros(0, np.int32)), "year_starts": AppendLog(np.zeros(1, np.int64)),
+        "members": AppendLog(np.zeros(0, np.int32)),
     }
 
 
 def opened_year(state: ClubState, year: int) -> ClubState:
-    """The state at the start of `year`: empty records, legacy from the year before."""
+    """The state at the start of `year`: empty records, legacy 0.10 × the final rating of the
+    state's year for players who played in it (none unless `year` follows it directly)."""
     if state.year == year:
         return state
     if state.year is not None and year < state.year:
         raise ValueError(f"club rating stepped backwards from {state.year} to {year}")
+    n = state.n_players
+    legacy = np.full(n, np.nan)
+    if state.year is not None and year == state.year + 1:  # legacy never carries through an empty year
+        played = state.records[:n, : kernel.PAIRS].sum(axis=1) > 0
+        legacy[played] = LEGACY_SHARE * state.last_rating[:n][played]
     return ClubState(
-        year=year,
-        records={},
-        opponents={},
-        schedule_sums={},
-        legacy=next_year_legacy(state, year),
-        last_ratings=state.last_ratings,
+        year=year, n_players=n, players=state.players, legacy=legacy,
+        legacy_players=np.flatnonzero(~np.isnan(legacy)).astype(np.int32),
+        last_rating=state.last_rating, table_players=state.table_players, **_empty_year(n),
     )
 
 
-def responsible_players(game: Game) -> list[str]:
-    """The game's responsible players, one per power, in feed order."""
-    return [power.player_id for power in game.powers]
+def _single(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array (no copy when it has one chunk)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
-def with_month_games(state: ClubState, games: Iterable[Game]) -> ClubState:
-    """The state after adding a month's games (all in the state's year) to the year so far."""
-    start_records = state.records
-    records = dict(start_records)
-    opponents = dict(state.opponents)
-    sums = dict(state.schedule_sums)
-    copied: set[str] = set()  # inner opponent dicts already copied in this step
-    start_pct: dict[str, int] = {}  # W% in the sums so far, computed once per player
-
-    def counted_pct(player: str) -> int:
-        """The player's start-of-month W%, scaled: the value the sums currently hold for them."""
-        if player not in start_pct:
-            start_pct[player] = scaled_win_pct(start_records.get(player, NO_RECORD))
-        return start_pct[player]
-
-    for game in games:
-        players = responsible_players(game)
-        for power in game.powers:
-            player = power.player_id
-            records[player] = recorded(
-                records.get(player, NO_RECORD), result_letter(power.result), len(players) - 1
-            )
-            if player not in copied:
-                opponents[player] = dict(opponents.get(player, {}))
-                copied.add(player)
-            faced = opponents[player]
-            added = 0
-            for opponent in players:
-                if opponent != player:
-                    faced[opponent] = faced.get(opponent, 0) + 1
-                    # Counted at the W% already in the sums; corrected below with the rest.
-                    added += counted_pct(opponent)
-            sums[player] = sums.get(player, 0) + added
-    # Only players who played this month changed W%; move their opponents' sums by the change.
-    for player in copied:
-        change = scaled_win_pct(records[player]) - counted_pct(player)
-        if change:
-            for opponent, count in opponents[player].items():
-                sums[opponent] += count * change
-    return ClubState(
-        year=state.year,
-        records=records,
-        opponents=opponents,
-        schedule_sums=sums,
-        legacy=state.legacy,
-        last_ratings=state.last_ratings,
-    )
+def _string_buffers(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 offsets of each row, uint8 bytes they point into) of a string column."""
+    array = _single(column)
+    _, offsets, data = array.buffers()
+    offsets = np.frombuffer(offsets, np.int32)[array.offset : array.offset + len(array) + 1] if offsets else _ZERO_OFFSET
+    return offsets, np.frombuffer(data, np.uint8) if data else _NO_BYTES
 
 
-def rankings_table(rows: list[ClubRow]) -> pa.Table:
-    """The month's table in rank order, equal ratings sharing a rank."""
-    ratings = [row.rating for row in rows]
-    return pa.table(
-        {
-            "rank": shared_ranks(ratings),
-            "player_id": [row.player_id for row in rows],
-            "rating": ratings,
-            "wins": [row.wins for row in rows],
-            "draws": [row.draws for row in rows],
-            "losses": [row.losses for row in rows],
-            "games": [row.games for row in rows],
-            "win_points": [row.win_points for row in rows],
-            "win_pct": [row.win_pct for row in rows],
-            "schedule_strength": [row.schedule_strength for row in rows],
-            "base_rating": [row.base_rating for row in rows],
-            "legacy": [row.legacy for row in rows],
-        },
-        schema=RANKINGS_SCHEMA,
-    )
+def _day_numbers(column: pa.ChunkedArray) -> np.ndarray:
+    """int32 days since 1970-01-01 of a date32 column (without nulls)."""
+    array = _single(column)
+    data = array.buffers()[1]
+    return np.frombuffer(data, np.int32)[array.offset : array.offset + len(array)] if data else _NO_DAYS
 
 
-def history_table(games: list[Game], before: Mapping[str, float], after: Mapping[str, float]) -> pa.Table:
-    """One row per responsible player per game, in processing order, with month-end ratings."""
-    source_id: list[str] = []
-    source_date: list[dt.date] = []
-    player_id: list[str] = []
-    result: list[str] = []
-    for game in games:
-        for power in game.powers:
-            source_id.append(game.game_id)
-            source_date.append(game.finished_on)
-            player_id.append(power.player_id)
-            result.append(result_letter(power.result))
-    return pa.table(
-        {
-            "source_id": source_id,
-            "source_date": source_date,
-            "player_id": player_id,
-            "rating_before": [before.get(player) for player in player_id],
-            "rating_after": [after[player] for player in player_id],
-            "result": result,
-        },
-        schema=HISTORY_SCHEMA,
-    )
-
-
-def check_games_in_month(games: list[Game], month: Month) -> None:
-    """Refuse games outside the stepped month: a year-to-date table would silently go wrong."""
-    for game in games:
-        if Month.of(game.finished_on) != month:
-            raise ValueError(f"game {game.game_id} finished {game.finished_on}, not in {month}")
+def _day_number(day: dt.date) -> int:
+    return (day - _EPOCH).days
 
 
 class ClubRating:
@@ -319,45 +289,110 @@ class ClubRating:
 
     def initial_state(self) -> ClubState:
         """No year open yet, nobody rated."""
-        return ClubState(year=None, records={}, opponents={}, schedule_sums={}, legacy={}, last_ratings={})
+        return ClubState(
+            year=None, n_players=0, players=PlayerIds(_ZERO_OFFSET, _NO_BYTES),
+            legacy=np.zeros(0), legacy_players=_NO_PLAYERS, last_rating=np.zeros(0), table_players=_NO_PLAYERS,
+            **_empty_year(0),
+        )
 
     def step(self, state: ClubState, month_input: MonthInput) -> MonthOutput:
         """Add the month's games to the year so far and recompute the table at the month's end."""
-        month = month_input.month
-        games = games_from_rows(month_input.results)
-        check_games_in_month(games, month)
-        new_state = with_month_games(opened_year(state, month.year), games)
-        rows = year_table(new_state)
-        ratings = {row.player_id: row.rating for row in rows}
-        history = history_table(games, state.last_ratings, ratings)
-        final_state = ClubState(
-            year=new_state.year,
-            records=new_state.records,
-            opponents=new_state.opponents,
-            schedule_sums=new_state.schedule_sums,
-            legacy=new_state.legacy,
-            last_ratings=ratings,
+        month, rows = month_input.month, month_input.results
+        state = opened_year(state, month.year)
+        m, n = rows.num_rows, state.n_players
+        game_ids = rows.column("game_id")
+        player_ids = _string_buffers(rows.column("responsible_player_id"))
+        registry = state.players.reserved(n, m, int(player_ids[0][-1] - player_ids[0][0]))
+        year_players = state.year_players.reserved(state.year_rows, m)
+        year_starts = state.year_starts.reserved(state.year_games + 1, m)
+        members = state.members.reserved(state.n_members, m)
+        room = n + m
+        records = _with_room(state.records, room)
+        last_rating = _with_room(state.last_rating, room, np.nan)
+        legacy = _room(state.legacy, n, room, np.nan)
+        values, limbs = _work_space(room)
+        (status, n, games, n_members, letters, rating_before,
+         order, (id_offsets, id_bytes), counts, columns, max_games) = kernel.club_month(
+            _day_numbers(rows.column("finished_on")), _day_number(month.first_day), _day_number(month.last_day),
+            *_string_buffers(game_ids), *player_ids, *_string_buffers(rows.column("result")), m,
+            registry.offsets, registry.data, registry.slots, registry.order, n,
+            year_players.data, state.year_rows, year_starts.data, state.year_games,
+            members.data, state.n_members, state.legacy_players, state.table_players,
+            records, legacy, last_rating, log_points(2 * state.max_games + m + 1), values, limbs,
         )
-        return MonthOutput(state=final_state, table=rankings_table(rows), history=history)
+        if status > 0:  # found before anything changed
+            row = status - 1
+            raise ValueError(
+                f"game {game_ids[row].as_py()} finished {rows.column('finished_on')[row].as_py()}, not in {month}"
+            )
+        registry.size = n
+        year_players.size = state.year_rows + m
+        year_starts.size = state.year_games + games + 1
+        members.size = n_members
+        if status < 0:  # the shared buffers now belong to no state: the next step copies them
+            raise ValueError(f"club rating: a player has more than {kernel.MAX_COUNT} opponents in {month.year}")
+
+        rank, won, drawn, lost, games_played = counts
+        rating, points, pct, strength, base, carried = columns
+        played = pa.py_buffer(np.packbits(games_played > 0, bitorder="little"))  # W% and S are null without a game
+        table = pa.Table.from_arrays(
+            [
+                rank, _strings(id_offsets, id_bytes), rating, won, drawn, lost, games_played, points,
+                pa.Array.from_buffers(pa.float64(), len(pct), [played, pa.py_buffer(pct)]),
+                pa.Array.from_buffers(pa.float64(), len(strength), [played, pa.py_buffer(strength)]),
+                base, carried,
+            ],
+            schema=RANKINGS_SCHEMA,
+        )
+        history = pa.Table.from_arrays(
+            [
+                game_ids, rows.column("finished_on"), rows.column("responsible_player_id"),
+                pa.array(rating_before, mask=np.isnan(rating_before)),
+                last_rating[year_players.data[state.year_rows : year_players.size]],
+                _letters(letters),
+            ],
+            schema=HISTORY_SCHEMA,
+        )
+        new_state = ClubState(
+            year=state.year, n_players=n, players=registry, records=records,
+            legacy=legacy, legacy_players=state.legacy_players, last_rating=last_rating, table_players=order,
+            max_games=max_games, year_rows=year_players.size, year_games=year_starts.size - 1,
+            n_members=n_members, year_players=year_players, year_starts=year_starts, members=members,
+        )
+        return MonthOutput(state=new_state, table=table, history=history)
 
     def encode_state(self, state: ClubState) -> Any:
-        """The state as codec-friendly plain data (dicts, lists, ints, floats)."""
+        """The state as codec-friendly data: the year, ids as UTF-8 offsets and bytes, exact arrays."""
+        n = state.n_players
+        id_offsets, id_data = state.players.buffers(n)
         return {
             "year": state.year,
-            "records": {player: list(record) for player, record in state.records.items()},
-            "opponents": state.opponents,
-            "schedule_sums": state.schedule_sums,
-            "legacy": state.legacy,
-            "last_ratings": state.last_ratings,
+            "id_offsets": id_offsets,
+            "id_data": id_data,
+            "records": state.records[:n],
+            "legacy": state.legacy[:n],
+            "last_rating": state.last_rating[:n],
+            "year_players": state.year_players.view(state.year_rows),
+            "year_starts": state.year_starts.view(state.year_games + 1),
+            "members": state.members.view(state.n_members),
         }
 
     def decode_state(self, data: Any) -> ClubState:
         """Inverse of encode_state."""
+        records = np.array(data["records"], np.int32).reshape(-1, 4)
+        legacy, last_rating = np.array(data["legacy"], np.float64), np.array(data["last_rating"], np.float64)
+        year_players, year_starts = np.array(data["year_players"], np.int32), np.array(data["year_starts"], np.int64)
+        members = np.array(data["members"], np.int32)
         return ClubState(
             year=data["year"],
-            records={player: tuple(record) for player, record in data["records"].items()},
-            opponents={player: dict(faced) for player, faced in data["opponents"].items()},
-            schedule_sums=dict(data["schedule_sums"]),
-            legacy=dict(data["legacy"]),
-            last_ratings=dict(data["last_ratings"]),
+            n_players=len(data["id_offsets"]) - 1,
+            players=PlayerIds(data["id_offsets"], data["id_data"]),
+            records=records,
+            legacy=legacy,
+            legacy_players=np.flatnonzero(~np.isnan(legacy)).astype(np.int32),
+            last_rating=last_rating,
+            table_players=np.flatnonzero(~np.isnan(last_rating)).astype(np.int32),
+            max_games=int(records[:, : kernel.PAIRS].sum(axis=1).max(initial=0)),
+            year_rows=len(year_players), year_games=len(year_starts) - 1, n_members=len(members),
+            year_players=AppendLog(year_players), year_starts=AppendLog(year_starts), members=AppendLog(members),
         )

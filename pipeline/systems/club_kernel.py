@@ -1,0 +1,547 @@
+"""Compiled monthly work of the club rating (SPEC §3.2) over integer-coded arrays.
+
+Players are dense int32 indices in order of first appearance. Their UTF-8 ids are kept as
+Arrow-style offsets and bytes, with an open-addressing hash table (id -> index) and the indices
+in id order, so a month's id column (Arrow buffers) is indexed and the table is ordered without
+a Python object per row. The year's rows are kept as player indices grouped by game (game g owns
+rows starts[g]:starts[g + 1]), and every month end recomputes the year-to-date table in one call,
+O(rows of the year + players).
+
+Exactness. W% is the float (2W + D) / 2GP, rounded once, as the reference computes it. S is the
+mean of the opponents' W% floats over every (game, opponent) pair, summed exactly and rounded
+once (the reference sums them as fractions). Every W% float with GP < 2**31 is a whole multiple
+of 2**-SCALE_BITS, so the sum T is an exact unsigned 128-bit integer (two uint64 limbs), and
+S = T / (pairs × 2**SCALE_BITS) is rounded to nearest, ties to even, after an exact long
+division. A player holds one power per game, so T_i = Σ over i's games of the game's total W%,
+minus GP_i × W%_i: two passes over the year's rows. P = log10(W + D/2 + 1) comes from a table
+filled by Python's math.log10, and base = P × (W% + S) / 2 × 100 is evaluated in that order, so
+every float equals the reference's.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros
+
+WIN, DRAW, LOSS = 0, 1, 2  # result codes: solo, draw member, anything else (SPEC §3.2 decision)
+WINS, DRAWS, LOSSES, PAIRS = 0, 1, 2, 3  # columns of a player's record (a result code counts in its column)
+SCALE_BITS = 96  # W% floats as integers in units of 2**-96 (exact for any W% >= 2**-43)
+MAX_COUNT = 2**31 - 1  # opponent pairs (so also games) of one player in one year: T stays below 2**128
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_LOW8 = np.uint64(0xFF)
+_B32 = np.uint64(32)
+_B64 = np.uint64(64)
+_B56 = np.uint64(56)
+_SCALE = 2.0**SCALE_BITS
+_TWO64 = 2.0**64
+_TWO_M64 = 2.0**-64
+_LOWEST_POWER = -SCALE_BITS - 90  # exact_ratio scales its result by 2**(-179..-21)
+_POWERS_OF_TWO = np.array([2.0**k for k in range(_LOWEST_POWER, 0)])
+_LETTERS = np.frombuffer(b"WDL", np.uint8)  # the history's `result` letter of each result code
+_MIX1 = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_EMPTY = np.uint64(0xFFFFFFFF)  # an unused hash slot
+
+
+# --- exact arithmetic --------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def scaled_win_pct(points2: int, games2: int) -> tuple[float, np.uint64, np.uint64]:
+    """W% = points2 / games2 as a float, and that float × 2**SCALE_BITS exactly as (high, low) limbs.
+
+    Scaling by a power of two is exact, and so is splitting the (integral) result at 2**64.
+    """
+    pct = points2 / games2
+    scaled = pct * _SCALE
+    high = np.uint64(scaled * _TWO_M64)
+    return pct, high, np.uint64(scaled - float(high) * _TWO64)
+
+
+@njit(cache=True)
+def _add(high: np.uint64, low: np.uint64, add_high: np.uint64, add_low: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """(high, low) + (add_high, add_low) in 128 bits."""
+    total = low + add_low
+    high = high + add_high
+    if total < low:
+        high += _ONE
+    return high, total
+
+
+@njit(cache=True)
+def _sub(high: np.uint64, low: np.uint64, sub_high: np.uint64, sub_low: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """(high, low) - (sub_high, sub_low) in 128 bits (never negative here)."""
+    rest = low - sub_low
+    high = high - sub_high
+    if low < sub_low:
+        high -= _ONE
+    return high, rest
+
+
+@njit(cache=True)
+def _mul_small(high: np.uint64, low: np.uint64, factor: int) -> tuple[np.uint64, np.uint64]:
+    """(high, low) × factor for factor < 2**31 and a product below 2**128."""
+    k = np.uint64(factor)
+    below = (low & _LOW32) * k
+    above = (low >> _B32) * k
+    product_low = below + (above << _B32)
+    carry = above >> _B32
+    if product_low < below:
+        carry += _ONE
+    return high * k + carry, product_low
+
+
+@njit(cache=True)
+def _bit_length(value: np.uint64) -> int:
+    """Number of bits of a uint64 (0 for 0)."""
+    return 64 - leading_zeros(value)
+
+
+@njit(cache=True)
+def exact_ratio(high: np.uint64, low: np.uint64, count: int) -> float:
+    """(high × 2**64 + low) / (count × 2**SCALE_BITS) correctly rounded (to nearest, ties to even).
+
+    count is 1..MAX_COUNT. The dividend is scaled by 2**shift so the quotient q lies in
+    [2**55, 2**57); bits shifted out and the division's remainder only matter as "sticky".
+    """
+    if high == _ZERO and low == _ZERO:
+        return 0.0
+    divisor = np.uint64(count)
+    dividend_bits = 64 + _bit_length(high) if high else _bit_length(low)
+    shift = 56 + _bit_length(divisor) - dividend_bits  # -71..86
+    sticky = False
+    if shift >= 64:
+        high, low = low << np.uint64(shift - 64), _ZERO
+    elif shift > 0:
+        s = np.uint64(shift)
+        high, low = (high << s) | (low >> (_B64 - s)), low << s
+    elif shift < 0 and shift > -64:
+        s = np.uint64(-shift)
+        sticky = (low & ((_ONE << s) - _ONE)) != _ZERO
+        high, low = high >> s, (low >> s) | (high << (_B64 - s))
+    elif shift <= -64:
+        s = np.uint64(-shift - 64)
+        sticky = low != _ZERO or (high & ((_ONE << s) - _ONE)) != _ZERO
+        high, low = _ZERO, high >> s
+    # The dividend D now has at most 87 bits and q = D // divisor < 2**57. A float estimate is
+    # within 40 of q, so D - estimate × divisor is below 2**63 in size: its low 64 bits, read as
+    # a signed number, are exact, and a few steps correct the estimate.
+    quotient = np.uint64((float(high) * 18446744073709551616.0 + float(low)) / float(divisor))
+    remainder = np.int64(low - quotient * divisor)
+    step = np.int64(divisor)
+    while remainder < 0:
+        remainder += step
+        quotient -= _ONE
+    while remainder >= step:
+        remainder -= step
+        quotient += _ONE
+    sticky = sticky or remainder != 0
+    dropped = 4 if quotient >> _B56 else 3  # bits below the 53 kept
+    mantissa = quotient >> np.uint64(dropped)
+    rest = quotient & ((_ONE << np.uint64(dropped)) - _ONE)
+    half = _ONE << np.uint64(dropped - 1)
+    if rest > half or (rest == half and (sticky or (mantissa & _ONE) == _ONE)):
+        mantissa += _ONE
+    return float(mantissa) * _POWERS_OF_TWO[dropped - shift - SCALE_BITS - _LOWEST_POWER]
+
+
+# --- player ids --------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _word(data: np.ndarray, start: int, stop: int) -> np.uint64:
+    """Up to the first 8 bytes of data[start:stop] as a little-endian integer (zero-padded)."""
+    word = _ZERO
+    for k in range(min(stop - start, 8)):
+        word |= np.uint64(data[start + k]) << np.uint64(8 * k)
+    return word
+
+
+@njit(cache=True)
+def _hash(first: np.uint64, data: np.ndarray, start: int, stop: int) -> np.uint64:
+    """A hash of an id from its first word, its last 8 bytes and its length."""
+    last = _word(data, max(start + 8, stop - 8), stop) if stop - start > 8 else _ZERO
+    h = (first ^ (np.uint64(stop - start) * _MIX2)) * _MIX1
+    h = (h ^ last ^ (h >> np.uint64(29))) * _MIX2
+    return h ^ (h >> _B32)
+
+
+@njit(cache=True)
+def _same_bytes(a: np.ndarray, a_start: int, a_stop: int, b: np.ndarray, b_start: int, b_stop: int) -> bool:
+    if a_stop - a_start != b_stop - b_start:
+        return False
+    for k in range(a_stop - a_start):
+        if a[a_start + k] != b[b_start + k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _id_less(offsets: np.ndarray, data: np.ndarray, a: int, b: int) -> bool:
+    """Player a's id sorts before player b's (UTF-8 bytes compare in code point order)."""
+    start_a, end_a = offsets[a], offsets[a + 1]
+    start_b, end_b = offsets[b], offsets[b + 1]
+    for k in range(min(end_a - start_a, end_b - start_b)):
+        x, y = data[start_a + k], data[start_b + k]
+        if x != y:
+            return x < y
+    return end_a - start_a < end_b - start_b
+
+
+@njit(cache=True)
+def id_slots(offsets: np.ndarray, data: np.ndarray, n_players: int, size: int) -> np.ndarray:
+    """The open-addressing hash table (size a power of two) of the first n_players ids: slot
+    entries are (the id's first word, length << 32 | player), player 2**32 - 1 when unused."""
+    slots = np.empty((size, 2), np.uint64)
+    slots[:, 1] = _EMPTY
+    mask = np.uint64(size - 1)
+    for player in range(n_players):
+        start, stop = offsets[player], offsets[player + 1]
+        first = _word(data, start, stop)
+        slot = _hash(first, data, start, stop) & mask
+        while slots[slot, 1] != _EMPTY:
+            slot = (slot + _ONE) & mask
+        slots[slot, 0] = first
+        slots[slot, 1] = (np.uint64(stop - start) << _B32) | np.uint64(player)
+    return slots
+
+
+@njit(cache=True)
+def sorted_by_id(players: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """players in id order: insertion-sorted runs of 16, then bottom-up merges."""
+    n = len(players)
+    src = players.copy()
+    run = 16
+    for start in range(0, n, run):
+        for k in range(start + 1, min(start + run, n)):
+            item = src[k]
+            j = k - 1
+            while j >= start and _id_less(offsets, data, item, src[j]):
+                src[j + 1] = src[j]
+                j -= 1
+            src[j + 1] = item
+    dst = np.empty_like(src)
+    width = run
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j = lo, mid
+            for k in range(lo, hi):
+                if i < mid and (j >= hi or not _id_less(offsets, data, src[j], src[i])):
+                    dst[k] = src[i]
+                    i += 1
+                else:
+                    dst[k] = src[j]
+                    j += 1
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
+@njit(cache=True)
+def _index_players(
+    offsets: np.ndarray, data: np.ndarray, rows: int,
+    id_offsets: np.ndarray, id_data: np.ndarray, slots: np.ndarray, n_players: int, out: np.ndarray,
+) -> int:
+    """Each row's player index into out; unseen ids get the next indices, in order of first
+    appearance, and are added to the registry (which has room for them). Returns the count."""
+    mask = np.uint64(len(slots) - 1)
+    for r in range(rows):
+        start, stop = offsets[r], offsets[r + 1]
+        first = _word(data, start, stop)
+        length = np.uint64(stop - start)
+        slot = _hash(first, data, start, stop) & mask
+        while True:
+            entry = slots[slot, 1]
+            if entry == _EMPTY:
+                player = n_players
+                slots[slot, 0] = first
+                slots[slot, 1] = (length << _B32) | np.uint64(player)
+                used = id_offsets[player]
+                for k in range(stop - start):
+                    id_data[used + k] = data[start + k]
+                id_offsets[player + 1] = used + stop - start
+                n_players += 1
+                break
+            if slots[slot, 0] == first and (entry >> _B32) == length:
+                player = np.int64(entry & _LOW32)
+                if length <= 8 or _same_bytes(id_data, id_offsets[player] + 8, id_offsets[player + 1], data, start + 8, stop):
+                    break
+            slot = (slot + _ONE) & mask
+        out[r] = player
+    return n_players
+
+
+@njit(cache=True)
+def _insert_by_id(id_order: np.ndarray, known: int, n_players: int, offsets: np.ndarray, data: np.ndarray) -> None:
+    """Merge players known..n_players-1 into id_order[:known] (all players in id order)."""
+    if n_players == known:
+        return
+    new = sorted_by_id(np.arange(known, n_players).astype(np.int32), offsets, data)
+    old = known  # id_order[:old] are the old players not yet moved
+    for j in range(len(new) - 1, -1, -1):
+        lo, hi = 0, old  # binary search: the first old player sorting after new[j]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _id_less(offsets, data, new[j], id_order[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        for k in range(old - 1, lo - 1, -1):
+            id_order[k + j + 1] = id_order[k]
+        id_order[lo + j] = new[j]
+        old = lo
+
+
+# --- the month ---------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _result_code(offsets: np.ndarray, data: np.ndarray, r: int) -> int:
+    """WIN for "solo", DRAW for "draw", LOSS for anything else."""
+    start = offsets[r]
+    if offsets[r + 1] - start == 4:
+        a, b, c, d = data[start], data[start + 1], data[start + 2], data[start + 3]
+        if a == 115 and b == 111 and c == 108 and d == 111:  # solo
+            return WIN
+        if a == 100 and b == 114 and c == 97 and d == 119:  # draw
+            return DRAW
+    return LOSS
+
+
+@njit(cache=True)
+def _group_games(offsets: np.ndarray, data: np.ndarray, rows: int, row_base: int, starts: np.ndarray, first: int) -> int:
+    """Write the year offsets of the month's games from starts[first + 1] on, from the rows'
+    game ids (Arrow string buffers; a game's rows are consecutive); returns the number of games."""
+    if rows == 0:
+        return 0
+    games = 0
+    last_start, last_stop = offsets[0], offsets[1]
+    last_word = _word(data, last_start, last_stop)
+    for r in range(1, rows):
+        start, stop = offsets[r], offsets[r + 1]
+        word = _word(data, start, stop)
+        if (
+            word != last_word
+            or stop - start != last_stop - last_start
+            or (stop - start > 8 and not _same_bytes(data, last_start + 8, last_stop, data, start + 8, stop))
+        ):
+            games += 1
+            starts[first + games] = row_base + r
+        last_start, last_stop, last_word = start, stop, word
+    starts[first + games + 1] = row_base + rows
+    return games + 1
+
+
+@njit(cache=True)
+def _schedule_sums(
+    year_players: np.ndarray, year_starts: np.ndarray, records: np.ndarray, members: np.ndarray,
+    values: np.ndarray, limbs: np.ndarray,
+) -> None:
+    """For the year's players (members): values[:, 0] = W%; limbs[:, 0:2] = the scaled W% and
+    limbs[:, 2:4] = U, the exact Σ over the player's games of the game's total scaled W%."""
+    for player in members:
+        wins, draws, losses = np.int64(records[player, WINS]), records[player, DRAWS], records[player, LOSSES]
+        values[player, 0], limbs[player, 0], limbs[player, 1] = scaled_win_pct(2 * wins + draws, 2 * (wins + draws + losses))
+        limbs[player, 2] = _ZERO
+        limbs[player, 3] = _ZERO
+    for g in range(len(year_starts) - 1):
+        first, stop = year_starts[g], year_starts[g + 1]
+        game_high, game_low = _ZERO, _ZERO
+        for r in range(first, stop):
+            player = year_players[r]
+            game_high, game_low = _add(game_high, game_low, limbs[player, 0], limbs[player, 1])
+        for r in range(first, stop):
+            player = year_players[r]
+            limbs[player, 2], limbs[player, 3] = _add(limbs[player, 2], limbs[player, 3], game_high, game_low)
+
+
+@njit(cache=True)
+def _by_rating(players: np.ndarray, rating: np.ndarray) -> np.ndarray:
+    """players (in id order) stably sorted by rating descending.
+
+    Ratings are >= 0, whose float bit patterns order like the numbers: an LSD radix sort on the
+    high 32 bits, a byte at a time, then runs that tie there (equal ratings, in practice) are
+    put in order of their full bit patterns, stably.
+    """
+    n = len(players)
+    floats = np.empty(n)
+    for k in range(n):
+        floats[k] = rating[players[k]] + 0.0  # no -0.0
+    src_keys = floats.view(np.uint64)
+    counts = np.zeros((8, 256), np.int64)
+    for k in range(n):
+        key = ~src_keys[k]  # ascending keys = descending ratings
+        src_keys[k] = key
+        for byte in range(4, 8):
+            counts[byte, (key >> np.uint64(8 * byte)) & _LOW8] += 1
+    src = players.copy()
+    dst_keys, dst = np.empty(n, np.uint64), np.empty_like(players)
+    for byte in range(4, 8):
+        if counts[byte].max() == n:
+            continue  # every key has the same byte here
+        position = 0
+        for d in range(256):
+            position, counts[byte, d] = position + counts[byte, d], position
+        shift = np.uint64(8 * byte)
+        for k in range(n):
+            d = (src_keys[k] >> shift) & _LOW8
+            to = counts[byte, d]
+            counts[byte, d] = to + 1
+            dst_keys[to] = src_keys[k]
+            dst[to] = src[k]
+        src_keys, dst_keys = dst_keys, src_keys
+        src, dst = dst, src
+    first = 0
+    while first < n:
+        stop, mixed = first + 1, False
+        while stop < n and (src_keys[stop] >> _B32) == (src_keys[first] >> _B32):
+            mixed = mixed or src_keys[stop] != src_keys[first]
+            stop += 1
+        if mixed:
+            run = np.argsort(src_keys[first:stop], kind="mergesort")
+            src[first:stop] = src[first:stop][run]
+            src_keys[first:stop] = src_keys[first:stop][run]
+        first = stop
+    return src
+
+
+@njit(cache=True)
+def _row_values(
+    player: int, records: np.ndarray, legacy: np.ndarray, log_points: np.ndarray,
+    values: np.ndarray, limbs: np.ndarray,
+) -> float:
+    """A listed player's table values: values[player, 1:4] = P, S, base; returns the rating."""
+    wins, draws = np.int64(records[player, WINS]), records[player, DRAWS]
+    games = wins + draws + records[player, LOSSES]
+    values[player, 1] = log_points[2 * wins + draws]
+    carried = 0.0 if np.isnan(legacy[player]) else legacy[player]
+    if games == 0:
+        values[player, 0], values[player, 2], values[player, 3] = np.nan, np.nan, 0.0
+        return carried
+    # T = U − GP × the player's own scaled W%: the opponents' part of the player's games.
+    own_high, own_low = _mul_small(limbs[player, 0], limbs[player, 1], games)
+    total_high, total_low = _sub(limbs[player, 2], limbs[player, 3], own_high, own_low)
+    strength = exact_ratio(total_high, total_low, records[player, PAIRS])
+    base = values[player, 1] * (values[player, 0] + strength) / 2 * 100
+    values[player, 2], values[player, 3] = strength, base
+    return base + carried
+
+
+@njit(cache=True)
+def club_month(
+    days: np.ndarray, first_day: int, last_day: int,  # the month's finishing days (int32 day numbers)
+    game_offsets: np.ndarray, game_data: np.ndarray,  # the month's rows: game_id (Arrow string buffers)
+    player_offsets: np.ndarray, player_data: np.ndarray,  # responsible_player_id (Arrow string buffers)
+    result_offsets: np.ndarray, result_data: np.ndarray,  # result
+    rows: int,
+    id_offsets: np.ndarray, id_data: np.ndarray, slots: np.ndarray, id_order: np.ndarray,  # registry
+    n_players: int,
+    year_players: np.ndarray, year_rows: int, year_starts: np.ndarray, year_games: int,  # year so far
+    members: np.ndarray, n_members: int,  # the year's players, in order of first game
+    legacy_players: np.ndarray,  # int32: the players who played last year
+    table_players: np.ndarray,  # int32: the previous table's players
+    records: np.ndarray,  # (players, 4) int32: wins, draws, losses, opponent pairs this year; updated
+    legacy: np.ndarray,  # float64: 0.10 × last December's rating, NaN if the player did not play then
+    last_rating: np.ndarray,  # float64: the previous table's rating (NaN: not listed); set to this one's
+    log_points: np.ndarray,  # float64: log_points[2W + D] = log10(W + D/2 + 1), long enough
+    values: np.ndarray, limbs: np.ndarray,  # work space: (players, 4) float64 and uint64
+):
+    """Add the month's games to the year and compute the month-end table, in one pass.
+
+    The registry, the year's rows and members get the month appended: they, and every
+    per-player array (work space included), must have room for `rows` more entries. Returns
+    (status, n_players, games, n_members, letters, rating_before, order, counts, columns,
+    max_games). status 0; -1 when a record passed MAX_COUNT; r + 1 when row r finished outside
+    [first_day, last_day] (nothing is changed then). letters (W, D or L as bytes) and
+    rating_before (NaN: not in the previous table) follow the month's rows; order is the listed
+    players in rank order, counts their rank, wins, draws, losses and games, and columns their
+    rating, win points, W%, S, base and legacy (W% and S NaN without a game).
+    """
+    for r in range(rows):
+        if days[r] < first_day or days[r] > last_day:
+            return _failed(r + 1, n_players, 0, n_members)
+    known = n_players
+    players = year_players[year_rows : year_rows + rows]
+    n_players = _index_players(player_offsets, player_data, rows, id_offsets, id_data, slots, n_players, players)
+    _insert_by_id(id_order, known, n_players, id_offsets, id_data)
+    games = _group_games(game_offsets, game_data, rows, year_rows, year_starts, year_games)
+    letters = np.empty(rows, np.uint8)
+    rating_before = np.empty(rows)
+    for g in range(year_games, year_games + games):
+        first, stop = year_starts[g], year_starts[g + 1]
+        for r in range(first - year_rows, stop - year_rows):
+            player = players[r]
+            rating_before[r] = last_rating[player]
+            if records[player, WINS] == 0 and records[player, DRAWS] == 0 and records[player, LOSSES] == 0:
+                members[n_members] = player
+                n_members += 1
+            result = _result_code(result_offsets, result_data, r)
+            letters[r] = _LETTERS[result]
+            records[player, result] += 1
+            opponents = np.int64(records[player, PAIRS]) + (stop - first - 1)
+            if opponents > MAX_COUNT:
+                return _failed(-1, n_players, games, n_members)
+            records[player, PAIRS] = opponents
+    year = members[:n_members]
+    _schedule_sums(year_players[: year_rows + rows], year_starts[: year_games + games + 1], records, year, values, limbs)
+
+    # Listed: played last year (legacy) or this year. values[:, 1:4] = P, S, base.
+    for player in table_players:
+        last_rating[player] = np.nan
+    listed_count = 0
+    for player in legacy_players:
+        last_rating[player] = _row_values(player, records, legacy, log_points, values, limbs)
+        listed_count += 1
+    max_games = 0
+    for player in year:
+        max_games = max(max_games, np.int64(records[player, WINS]) + records[player, DRAWS] + records[player, LOSSES])
+        if np.isnan(legacy[player]):
+            last_rating[player] = _row_values(player, records, legacy, log_points, values, limbs)
+            listed_count += 1
+
+    # Table order: rating descending, then player id.
+    listed_by_id = np.empty(listed_count, np.int32)
+    k = 0
+    for position in range(n_players):
+        player = id_order[position]
+        if not np.isnan(last_rating[player]):
+            listed_by_id[k] = player
+            k += 1
+    order = _by_rating(listed_by_id, last_rating)
+    counts = np.empty((5, listed_count), np.int64)  # rank, wins, draws, losses, games
+    columns = np.empty((6, listed_count))
+    ids = np.empty(listed_count + 1, np.int32)  # the listed players' ids, Arrow offsets and bytes
+    ids[0] = 0
+    for position in range(listed_count):
+        player = order[position]
+        ids[position + 1] = ids[position] + id_offsets[player + 1] - id_offsets[player]
+    id_bytes = np.empty(ids[listed_count], np.uint8)
+    for position in range(listed_count):
+        player = order[position]
+        id_bytes[ids[position] : ids[position + 1]] = id_data[id_offsets[player] : id_offsets[player + 1]]
+        if position > 0 and last_rating[player] == last_rating[order[position - 1]]:
+            counts[0, position] = counts[0, position - 1]
+        else:
+            counts[0, position] = position + 1
+        counts[1, position] = records[player, WINS]
+        counts[2, position] = records[player, DRAWS]
+        counts[3, position] = records[player, LOSSES]
+        counts[4, position] = counts[1, position] + counts[2, position] + counts[3, position]
+        columns[0, position] = last_rating[player]
+        columns[1, position] = values[player, 1]
+        columns[2, position] = values[player, 0]
+        columns[3, position] = values[player, 2]
+        columns[4, position] = values[player, 3]
+        columns[5, position] = 0.0 if np.isnan(legacy[player]) else legacy[player]
+    return 0, n_players, games, n_members, letters, rating_before, order, (ids, id_bytes), counts, columns, max_games
+
+
+@njit(cache=True)
+def _failed(status: int, n_players: int, games: int, n_members: int):
+    """club_month's result when it stops early."""
+    return (status, n_players, games, n_members, np.empty(0, np.uint8), np.empty(0), np.empty(0, np.int32),
+            (np.zeros(1, np.int32), np.empty(0, np.uint8)), np.empty((5, 0), np.int64), np.empty((6, 0)), 0)
