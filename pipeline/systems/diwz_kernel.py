@@ -28,6 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pipeline.systems.calendar_kernel import add_years, civil_from_days, days_from_civil  # noqa: F401
+
 from pipeline.systems.diwz_finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
 
 START_RATING = 1600          # the newcomer's and the average rating (seed part I, 2)
@@ -134,43 +136,6 @@ def whole_expectation(rating, opponent_rating, table, ten):
 
 
 # --- calendar ---------------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def civil_from_days(day):
-    """(year, month, day of month) of a day number (proleptic Gregorian)."""
-    z = np.int64(day) + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    mday = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    year = yoe + era * 400 + (1 if month <= 2 else 0)
-    return year, month, mday
-
-
-@njit(cache=True)
-def days_from_civil(year, month, mday):
-    """Day number of a calendar date (proleptic Gregorian)."""
-    y = np.int64(year) - (1 if month <= 2 else 0)
-    era = y // 400
-    yoe = y - era * 400
-    mp = month - 3 if month > 2 else month + 9
-    doy = (153 * mp + 2) // 5 + mday - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-@njit(cache=True)
-def add_years(day, years):
-    """pipeline.months.add_years on day numbers: the same date `years` later, 29 Feb -> 28 Feb."""
-    year, month, mday = civil_from_days(day)
-    year += years
-    if month == 2 and mday == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
-        mday = 28
-    return days_from_civil(year, month, mday)
 
 
 @njit(cache=True)

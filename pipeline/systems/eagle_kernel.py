@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pipeline.systems.calendar_kernel import add_years, civil_from_days, days_from_civil  # noqa: F401
+
 from pipeline.systems import eagle_table as tree
 
 GAMES_COUNTED = 10
@@ -40,43 +42,6 @@ plain_njit = njit(cache=True, _nrt=False)
 # ---------------------------------------------------------------------------------------------
 # Calendar arithmetic on day numbers (proleptic Gregorian, like datetime.date)
 # ---------------------------------------------------------------------------------------------
-
-@plain_njit
-def civil_from_days(days):
-    """(year, month, day) of a day number (days since 1970-01-01)."""
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    year = yoe + era * 400 + (1 if month <= 2 else 0)
-    return year, month, day
-
-
-@plain_njit
-def days_from_civil(year, month, day):
-    """Day number (days since 1970-01-01) of a calendar date."""
-    y = year - 1 if month <= 2 else year
-    era = y // 400
-    yoe = y - era * 400
-    mp = month - 3 if month > 2 else month + 9
-    doy = (153 * mp + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-@plain_njit
-def add_years(days, years):
-    """The same calendar day `years` later; 29 February falls back to the 28th (pipeline.months.add_years)."""
-    year, month, day = civil_from_days(days)
-    year += years
-    if month == 2 and day == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
-        day = 28
-    return days_from_civil(year, month, day)
-
 
 @plain_njit
 def last_day_before(day, years):
