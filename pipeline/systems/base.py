@@ -101,6 +101,22 @@ EVENT_RESULT_COLUMNS = pa.schema(
 )
 
 
+# The columns every system's month table and history rows begin with (the writer adds the rest).
+RANKING_HEAD = [("rank", pa.int64()), ("player_id", pa.string()), ("rating", pa.float64())]
+HISTORY_HEAD = [("source_id", pa.string()), ("source_date", pa.date32()), ("player_id", pa.string()),
+                ("rating_before", pa.float64()), ("rating_after", pa.float64())]
+
+
+def rankings_schema(*own: tuple[str, pa.DataType]) -> pa.Schema:
+    """A system's month table: rank, player_id, rating, then its own columns."""
+    return pa.schema(RANKING_HEAD + list(own))
+
+
+def history_schema(*own: tuple[str, pa.DataType]) -> pa.Schema:
+    """A system's history rows: the common head, then its own inputs."""
+    return pa.schema(HISTORY_HEAD + list(own))
+
+
 def shared_ranks(ratings_in_order: list[float]) -> list[int]:
     """Competition ranks (1-2-2-4) for ratings already sorted best first."""
     ranks: list[int] = []

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.systems.base import MonthInput, MonthOutput
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
 from schemas.dip_pouch import DipPouchHistory, DipPouchRankings
 
 START_RATING = 40.0
@@ -21,17 +21,18 @@ WORLD_CHAMPIONSHIP_VALUE = 20.0
 MAX_EVENT_VALUE = 15.0
 DEFAULT_CUTOFF_YEAR = 2001
 
-RANKING_COLUMNS = pa.schema([
-    ("rank", pa.int64()), ("player_id", pa.string()), ("rating", pa.float64()),
-    ("events", pa.int64()), ("last_event_date", pa.date32()), ("country", pa.string()),
+RANKING_COLUMNS = rankings_schema(
+    ("events", pa.int64()),
+    ("last_event_date", pa.date32()),
+    ("country", pa.string()),
     ("national_rank", pa.int64()),
-])
-HISTORY_COLUMNS = pa.schema([
-    ("source_id", pa.string()), ("source_date", pa.date32()), ("player_id", pa.string()),
-    ("rating_before", pa.float64()), ("rating_after", pa.float64()),
-    ("placement", pa.int64()), ("num_players", pa.int64()), ("percentile", pa.float64()),
+)
+HISTORY_COLUMNS = history_schema(
+    ("placement", pa.int64()),
+    ("num_players", pa.int64()),
+    ("percentile", pa.float64()),
     ("tournament_value", pa.float64()),
-])
+)
 
 
 def percentile(num_players: int, placement: int) -> float:

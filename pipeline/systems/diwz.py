@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from pipeline.months import Month
 from pipeline.systems import diwz_kernel as kernel
-from pipeline.systems.base import MonthInput, MonthOutput
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
 from pipeline.systems.diwz_kernel import (  # noqa: F401  (the rule constants, re-exported)
     DEVELOPMENT, MAX_FIRST_RATING_STEPS, MIN_FIRST_RESULTS, MIN_RESULTS, SCALE, SLOPE, START_RATING,
     STRIKE_OFF_YEARS,
@@ -69,32 +69,20 @@ NEWCOMER_MODES = (ERSTZAHL, START_1600)
 
 Result = tuple[float, int]   # (pairwise score, the opponent's rating before the game)
 
-RANKINGS_SCHEMA = pa.schema(
-    [
-        ("rank", pa.int64()),
-        ("player_id", pa.string()),
-        ("rating", pa.float64()),
-        ("evaluations", pa.int64()),
-        ("display", pa.string()),
-        ("last_evaluated", pa.date32()),
-    ]
+RANKINGS_SCHEMA = rankings_schema(
+    ("evaluations", pa.int64()),
+    ("display", pa.string()),
+    ("last_evaluated", pa.date32()),
 )
 
-HISTORY_SCHEMA = pa.schema(
-    [
-        ("source_id", pa.string()),
-        ("source_date", pa.date32()),
-        ("player_id", pa.string()),
-        ("rating_before", pa.float64()),
-        ("rating_after", pa.float64()),
-        ("score", pa.float64()),
-        ("opponents", pa.int64()),
-        ("niveau", pa.float64()),
-        ("expected", pa.float64()),
-        ("performance", pa.float64()),
-        ("pooled", pa.bool_()),
-        ("evaluations", pa.int64()),
-    ]
+HISTORY_SCHEMA = history_schema(
+    ("score", pa.float64()),
+    ("opponents", pa.int64()),
+    ("niveau", pa.float64()),
+    ("expected", pa.float64()),
+    ("performance", pa.float64()),
+    ("pooled", pa.bool_()),
+    ("evaluations", pa.int64()),
 )
 
 EPOCH = dt.date(1970, 1, 1)

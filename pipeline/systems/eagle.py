@@ -52,7 +52,7 @@ from pipeline.months import Month
 from pipeline.rounding import half_up
 from pipeline.systems import eagle_kernel as kernel
 from pipeline.systems import eagle_table
-from pipeline.systems.base import MonthInput, MonthOutput
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
 from schemas.eagle import EagleAwards, EagleHistory, EagleRankings
 
 POSITION_MODES = ("published", "live")
@@ -62,27 +62,19 @@ RESTART_YEARS = kernel.RESTART_YEARS    # a next game more than 7 years after th
 LAST_SCORING_POSITION = 602  # below this (or unlisted) a player contributes the minimum
 CENTS = Decimal(100)
 
-RANKINGS_SCHEMA = pa.schema([
-    ("rank", pa.int64()),
-    ("player_id", pa.string()),
-    ("rating", pa.float64()),
+RANKINGS_SCHEMA = rankings_schema(
     ("points", pa.float64()),
     ("games", pa.int64()),
     ("last_game_date", pa.date32()),
     ("points_to_defend", pa.float64()),
     ("new_eagles", pa.float64()),
-])
+)
 
-HISTORY_SCHEMA = pa.schema([
-    ("source_id", pa.string()),
-    ("source_date", pa.date32()),
-    ("player_id", pa.string()),
-    ("rating_before", pa.float64()),
-    ("rating_after", pa.float64()),
+HISTORY_SCHEMA = history_schema(
     ("contribution", pa.float64()),
     ("game_value", pa.float64()),
     ("points", pa.float64()),
-])
+)
 
 AWARDS_SCHEMA = pa.schema([
     ("award", pa.string()),
