@@ -17,7 +17,10 @@ from pipeline.store import Warehouse
 from pipeline.systems.base import MonthInput, RatingSystem
 
 # Bumped whenever the checkpoint layout changes; older checkpoints are then not reused.
-CHECKPOINT_FORMAT = 3
+CHECKPOINT_FORMAT = 4
+
+# Months of input read at once.
+READ_MONTHS = 12
 
 # Rows buffered before a batch is validated and written (bounds memory on long backfills).
 FLUSH_ROWS = 2_000_000
@@ -104,12 +107,16 @@ def run_system(
     months = month_range(start, last)
     registry = read_registry(warehouse)
     registry_table = registry_names(registry)
-    rows = read_results(warehouse, system.feed, start, last)
-    by_month = split_by_month(rows, system.feed, months)
+    by_month: dict[Month, object] = {}
     pending: list[PendingMonth] = []
     checkpoints: list[tuple[Month, dict]] = []
     buffered = 0
     for index, month in enumerate(months):
+        if month not in by_month:
+            # Read a year of rows at a time: memory follows the busiest year, not the whole history.
+            chunk = months[index:index + READ_MONTHS]
+            rows = read_results(warehouse, system.feed, chunk[0], chunk[-1])
+            by_month = split_by_month(rows, system.feed, chunk)
         results = by_month[month]
         out = system.step(state, MonthInput(month, results, registry))
         state = out.state

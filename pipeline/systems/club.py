@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.systems import club_kernel as kernel
-from pipeline.systems.base import MonthInput, MonthOutput
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
 from schemas.club import ClubHistory, ClubRankings
 
 LEGACY_SHARE = 0.1
@@ -39,32 +39,20 @@ _ZERO_OFFSET = np.zeros(1, np.int32)
 _EPOCH = dt.date(1970, 1, 1)
 _MAX_INT32 = 2**31 - 1
 
-RANKINGS_SCHEMA = pa.schema(
-    [
-        ("rank", pa.int64()),
-        ("player_id", pa.string()),
-        ("rating", pa.float64()),
-        ("wins", pa.int64()),
-        ("draws", pa.int64()),
-        ("losses", pa.int64()),
-        ("games", pa.int64()),
-        ("win_points", pa.float64()),
-        ("win_pct", pa.float64()),
-        ("schedule_strength", pa.float64()),
-        ("base_rating", pa.float64()),
-        ("legacy", pa.float64()),
-    ]
+RANKINGS_SCHEMA = rankings_schema(
+    ("wins", pa.int64()),
+    ("draws", pa.int64()),
+    ("losses", pa.int64()),
+    ("games", pa.int64()),
+    ("win_points", pa.float64()),
+    ("win_pct", pa.float64()),
+    ("schedule_strength", pa.float64()),
+    ("base_rating", pa.float64()),
+    ("legacy", pa.float64()),
 )
 
-HISTORY_SCHEMA = pa.schema(
-    [
-        ("source_id", pa.string()),
-        ("source_date", pa.date32()),
-        ("player_id", pa.string()),
-        ("rating_before", pa.float64()),
-        ("rating_after", pa.float64()),
-        ("result", pa.string()),
-    ]
+HISTORY_SCHEMA = history_schema(
+    ("result", pa.string()),
 )
 
 _log_points = np.zeros(0)
@@ -132,6 +120,11 @@ class AppendLog:
         log = self if self.size == length else AppendLog(self.data[:length].copy())
         log.data = _room(log.data, length, length + extra)
         return log
+
+
+def _floats(values: np.ndarray, validity: np.ndarray) -> pa.Array:
+    """A float64 array with nulls where the validity bitmap's bit is 0 (no copy)."""
+    return pa.Array.from_buffers(pa.float64(), len(values), [pa.py_buffer(validity), pa.py_buffer(values)])
 
 
 def _strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
@@ -311,8 +304,8 @@ class ClubRating:
         last_rating = _with_room(state.last_rating, room, np.nan)
         legacy = _room(state.legacy, n, room, np.nan)
         values, limbs = _work_space(room)
-        (status, n, games, n_members, letters, rating_before,
-         order, (id_offsets, id_bytes), counts, columns, max_games) = kernel.club_month(
+        (status, n, games, n_members, (letters, rating_before, listed_before, rating_after),
+         order, (id_offsets, id_bytes, played), counts, columns, max_games) = kernel.club_month(
             _day_numbers(rows.column("finished_on")), _day_number(month.first_day), _day_number(month.last_day),
             *_string_buffers(game_ids), *player_ids, *_string_buffers(rows.column("result")), m,
             registry.offsets, registry.data, registry.slots, registry.order, n,
@@ -334,22 +327,17 @@ class ClubRating:
 
         rank, won, drawn, lost, games_played = counts
         rating, points, pct, strength, base, carried = columns
-        played = pa.py_buffer(np.packbits(games_played > 0, bitorder="little"))  # W% and S are null without a game
         table = pa.Table.from_arrays(
             [
                 rank, _strings(id_offsets, id_bytes), rating, won, drawn, lost, games_played, points,
-                pa.Array.from_buffers(pa.float64(), len(pct), [played, pa.py_buffer(pct)]),
-                pa.Array.from_buffers(pa.float64(), len(strength), [played, pa.py_buffer(strength)]),
-                base, carried,
+                _floats(pct, played), _floats(strength, played), base, carried,
             ],
             schema=RANKINGS_SCHEMA,
         )
         history = pa.Table.from_arrays(
             [
                 game_ids, rows.column("finished_on"), rows.column("responsible_player_id"),
-                pa.array(rating_before, mask=np.isnan(rating_before)),
-                last_rating[year_players.data[state.year_rows : year_players.size]],
-                _letters(letters),
+                _floats(rating_before, listed_before), rating_after, _letters(letters),
             ],
             schema=HISTORY_SCHEMA,
         )
@@ -379,6 +367,8 @@ class ClubRating:
 
     def decode_state(self, data: Any) -> ClubState:
         """Inverse of encode_state."""
+        if "id_offsets" not in data:
+            raise ValueError("club checkpoint in the format before the compiled kernel: recompute from the start")
         records = np.array(data["records"], np.int32).reshape(-1, 4)
         legacy, last_rating = np.array(data["legacy"], np.float64), np.array(data["last_rating"], np.float64)
         year_players, year_starts = np.array(data["year_players"], np.int32), np.array(data["year_starts"], np.int64)

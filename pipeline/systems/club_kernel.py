@@ -11,9 +11,10 @@ Exactness. W% is the float (2W + D) / 2GP, rounded once, as the reference comput
 mean of the opponents' W% floats over every (game, opponent) pair, summed exactly and rounded
 once (the reference sums them as fractions). Every W% float with GP < 2**31 is a whole multiple
 of 2**-SCALE_BITS, so the sum T is an exact unsigned 128-bit integer (two uint64 limbs), and
-S = T / (pairs × 2**SCALE_BITS) is rounded to nearest, ties to even, after an exact long
-division. A player holds one power per game, so T_i = Σ over i's games of the game's total W%,
-minus GP_i × W%_i: two passes over the year's rows. P = log10(W + D/2 + 1) comes from a table
+S = T / (pairs × 2**SCALE_BITS) is rounded to nearest, ties to even, from the exact integer
+quotient and remainder (a float estimate, corrected in integer arithmetic). A player holds one
+power per game, so T_i = Σ over i's games of the game's total W%, minus GP_i × W%_i: two passes
+over the year's rows. P = log10(W + D/2 + 1) comes from a table
 filled by Python's math.log10, and base = P × (W% + S) / 2 × 100 is evaluated in that order, so
 every float equals the reference's.
 """
@@ -128,16 +129,21 @@ def exact_ratio(high: np.uint64, low: np.uint64, count: int) -> float:
         high, low = _ZERO, high >> s
     # The dividend D now has at most 87 bits and q = D // divisor < 2**57. A float estimate is
     # within 40 of q, so D - estimate × divisor is below 2**63 in size: its low 64 bits, read as
-    # a signed number, are exact, and a few steps correct the estimate.
-    quotient = np.uint64((float(high) * 18446744073709551616.0 + float(low)) / float(divisor))
-    remainder = np.int64(low - quotient * divisor)
+    # a signed number, are exact; a float division of that remainder corrects the estimate to
+    # within one, and a last step settles it.
+    quotient = np.int64((float(high) * _TWO64 + float(low)) / float(divisor))
     step = np.int64(divisor)
-    while remainder < 0:
+    remainder = np.int64(low - np.uint64(quotient) * divisor)
+    correction = np.int64(np.floor(float(remainder) / float(step)))
+    quotient += correction
+    remainder -= correction * step
+    if remainder < 0:
         remainder += step
-        quotient -= _ONE
-    while remainder >= step:
+        quotient -= 1
+    elif remainder >= step:
         remainder -= step
-        quotient += _ONE
+        quotient += 1
+    quotient = np.uint64(quotient)
     sticky = sticky or remainder != 0
     dropped = 4 if quotient >> _B56 else 3  # bits below the 53 kept
     mantissa = quotient >> np.uint64(dropped)
@@ -432,6 +438,16 @@ def _row_values(
 
 
 @njit(cache=True)
+def _validity(values: np.ndarray) -> np.ndarray:
+    """An Arrow validity bitmap (least significant bit first) of the values that are not NaN."""
+    bits = np.zeros((len(values) + 7) // 8, np.uint8)
+    for k in range(len(values)):
+        if not np.isnan(values[k]):
+            bits[k >> 3] |= np.uint8(1 << (k & 7))
+    return bits
+
+
+@njit(cache=True)
 def club_month(
     days: np.ndarray, first_day: int, last_day: int,  # the month's finishing days (int32 day numbers)
     game_offsets: np.ndarray, game_data: np.ndarray,  # the month's rows: game_id (Arrow string buffers)
@@ -454,16 +470,22 @@ def club_month(
 
     The registry, the year's rows and members get the month appended: they, and every
     per-player array (work space included), must have room for `rows` more entries. Returns
-    (status, n_players, games, n_members, letters, rating_before, order, counts, columns,
-    max_games). status 0; -1 when a record passed MAX_COUNT; r + 1 when row r finished outside
-    [first_day, last_day] (nothing is changed then). letters (W, D or L as bytes) and
-    rating_before (NaN: not in the previous table) follow the month's rows; order is the listed
-    players in rank order, counts their rank, wins, draws, losses and games, and columns their
-    rating, win points, W%, S, base and legacy (W% and S NaN without a game).
+    (status, n_players, games, n_members, history, order, ids, counts, columns, max_games).
+    status 0; -1 when a record passed MAX_COUNT; r + 1 when row r finished outside [first_day,
+    last_day] (nothing is changed then). history follows the month's rows: letters (W, D or L
+    as bytes), rating_before (NaN: not in the previous table) with its validity bitmap, and
+    rating_after. order is the listed players in rank order; ids their ids (Arrow string
+    offsets and bytes) and the validity bitmap of W% and S (null without a game); counts their
+    rank, wins, draws, losses and games; columns their rating, win points, W%, S, base and
+    legacy (W% and S NaN without a game).
     """
+    outside = False
     for r in range(rows):
-        if days[r] < first_day or days[r] > last_day:
-            return _failed(r + 1, n_players, 0, n_members)
+        outside |= (days[r] < first_day) | (days[r] > last_day)
+    if outside:
+        for r in range(rows):
+            if days[r] < first_day or days[r] > last_day:
+                return _failed(r + 1, n_players, 0, n_members)
     known = n_players
     players = year_players[year_rows : year_rows + rows]
     n_players = _index_players(player_offsets, player_data, rows, id_offsets, id_data, slots, n_players, players)
@@ -522,7 +544,10 @@ def club_month(
     id_bytes = np.empty(ids[listed_count], np.uint8)
     for position in range(listed_count):
         player = order[position]
-        id_bytes[ids[position] : ids[position + 1]] = id_data[id_offsets[player] : id_offsets[player + 1]]
+        start = id_offsets[player]
+        for k in range(ids[position], ids[position + 1]):
+            id_bytes[k] = id_data[start]
+            start += 1
         if position > 0 and last_rating[player] == last_rating[order[position - 1]]:
             counts[0, position] = counts[0, position - 1]
         else:
@@ -537,11 +562,16 @@ def club_month(
         columns[3, position] = values[player, 2]
         columns[4, position] = values[player, 3]
         columns[5, position] = 0.0 if np.isnan(legacy[player]) else legacy[player]
-    return 0, n_players, games, n_members, letters, rating_before, order, (ids, id_bytes), counts, columns, max_games
+    rating_after = np.empty(rows)
+    for r in range(rows):
+        rating_after[r] = last_rating[players[r]]
+    history = (letters, rating_before, _validity(rating_before), rating_after)
+    return 0, n_players, games, n_members, history, order, (ids, id_bytes, _validity(columns[2])), counts, columns, max_games
 
 
 @njit(cache=True)
 def _failed(status: int, n_players: int, games: int, n_members: int):
     """club_month's result when it stops early."""
-    return (status, n_players, games, n_members, np.empty(0, np.uint8), np.empty(0), np.empty(0, np.int32),
-            (np.zeros(1, np.int32), np.empty(0, np.uint8)), np.empty((5, 0), np.int64), np.empty((6, 0)), 0)
+    no_bytes, no_floats = np.empty(0, np.uint8), np.empty(0)
+    return (status, n_players, games, n_members, (no_bytes, no_floats, no_bytes, no_floats), np.empty(0, np.int32),
+            (np.zeros(1, np.int32), no_bytes, no_bytes), np.empty((5, 0), np.int64), np.empty((6, 0)), 0)
