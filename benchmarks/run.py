@@ -272,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def say(text: str) -> None:
         print(text, flush=True)
+        # The figures so far are kept even if a later, larger section fails.
+        args.out.write_text("\n".join(sections) + "\n")
 
     say("kernels …")
     kernels = kernel_rows(sizes["kernel_games"])
