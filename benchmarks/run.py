@@ -27,7 +27,7 @@ import duckdb  # noqa: E402
 
 from pipeline.generate import write_feeds  # noqa: E402
 
-WORK = ROOT / "benchmarks" / "work"
+WORK = ROOT / "benchmarks" / "scratch"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 DIPRANK = ROOT / ".venv" / "bin" / "diprank"
 
