@@ -9,7 +9,7 @@ from dagster import (
 )
 
 from assets.metadata import column_schema, markdown_table
-from pipeline.checks import CHECK_DESCRIPTIONS, output_checks
+from pipeline.checks import CHECK_DESCRIPTIONS, no_outcomes
 from pipeline.months import Month
 from pipeline.partitions import monthly_partitions
 from pipeline.resources import DiprankResource
@@ -64,14 +64,14 @@ def build_rating_asset(system_name: str) -> AssetsDefinition:
             context.log.info(message)
             progress_log.info(message)
 
-        with diprank.writing(log=progress):
+        with diprank.rating(system_name, log=progress):
             try:
                 result = run_system(system, diprank.warehouse, first, last,
                                     config_key=config_key(system_name, settings), progress=progress)
             except NothingToRate as empty:
                 context.log.warning(str(empty))
                 result = None
-            outcomes = output_checks(diprank.warehouse, system, result.months if result else [])
+            outcomes = (result.checks if result and result.checks else no_outcomes("no months written"))
             with diprank.duckdb() as con:
                 refresh_views(con, diprank.warehouse)
         return MaterializeResult(

@@ -13,7 +13,7 @@ from pipeline.feeds import EVENT_RESULTS, EVENTS, FEEDS, GAMES, Feed
 from pipeline.fingerprint import write_month_fingerprints
 from pipeline.resources import DiprankResource
 from pipeline.sql import quote_ident, quote_literal
-from pipeline.store import Warehouse
+from pipeline.store import Warehouse, publish_file
 from pipeline.validate import FEED_MODELS, QUARANTINE_TABLE, validate_and_count
 
 GROUP = "validated"
@@ -31,21 +31,25 @@ EXTRA_UPSTREAM = {
 }
 
 
-def export_parquet(con, query: str, path) -> None:
-    """COPY a query to Parquet under a temporary name, then rename (COPY takes no parameters)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def export_parquet(con, warehouse: Warehouse, query: str, path) -> None:
+    """COPY a query to a temporary local Parquet file, then publish it whole (COPY takes no parameters)."""
+    if warehouse.remote:
+        staging = warehouse.local_dir
+    else:
+        staging = path.parent  # same folder: the rename is atomic
+    staging.mkdir(parents=True, exist_ok=True)
+    tmp = staging / f".{path.name}.{os.getpid()}.tmp"
     con.execute(f"COPY ({query}) TO {quote_literal(str(tmp))} (FORMAT parquet, COMPRESSION zstd)")
-    os.replace(tmp, path)
+    publish_file(tmp, path)
 
 
 def export_feed(con, warehouse: Warehouse, feed: Feed) -> None:
     """Write the valid rows and the feed's quarantine to the warehouse as Parquet."""
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
     order = ", ".join(quote_ident(k) for k in feed.key)
-    export_parquet(con, f"SELECT {columns} FROM {feed.name} ORDER BY {order}", warehouse.validated(feed.name))
+    export_parquet(con, warehouse, f"SELECT {columns} FROM {feed.name} ORDER BY {order}", warehouse.validated(feed.name))
     export_parquet(
-        con,
+        con, warehouse,
         f"SELECT * FROM {QUARANTINE_TABLE} WHERE feed = {quote_literal(feed.name)} "
         "ORDER BY source_file, source_line NULLS FIRST, reason, record_key",
         warehouse.quarantine(feed.name),
@@ -76,7 +80,7 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
     )
     def _validated(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         warehouse = diprank.warehouse
-        with diprank.duckdb() as con:
+        with diprank.changing_feeds(), diprank.duckdb() as con:
             counts = validate_and_count(con, feed)
             export_feed(con, warehouse, feed)
             if feed.name in FINGERPRINTED:

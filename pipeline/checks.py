@@ -1,12 +1,11 @@
-"""Checks on written outputs, run in DuckDB over the Parquet files of the months just written."""
+"""Checks on the outputs: run in DuckDB over each batch of months the writer writes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import duckdb
+import pyarrow as pa
 
-from pipeline.months import Month
-from pipeline.store import Warehouse
 from pipeline.systems.base import RatingSystem
 
 RANKS_CONTIGUOUS = "ranks_contiguous"
@@ -31,21 +30,23 @@ class CheckOutcome:
     examples: list = field(default_factory=list)
 
 
-def _files(warehouse: Warehouse, kind: str, system: str, months: list[Month]) -> list[str]:
-    return [str(warehouse.output(kind, system, m)) for m in months if warehouse.output(kind, system, m).exists()]
+def no_outcomes(detail: str) -> list[CheckOutcome]:
+    """Every check passing with nothing to look at (no month was written)."""
+    return [CheckOutcome(name, True, 0, detail) for name in CHECK_DESCRIPTIONS]
 
 
-def output_checks(warehouse: Warehouse, system: RatingSystem, months: list[Month]) -> list[CheckOutcome]:
-    """Every output check over the given months' rankings and history files."""
-    rankings = _files(warehouse, "rankings", system.name, months)
-    history = _files(warehouse, "history", system.name, months)
-    if not rankings:
-        return [CheckOutcome(name, True, 0, "no months written") for name in CHECK_DESCRIPTIONS]
+def check_tables(system: RatingSystem, rankings: pa.Table, history: pa.Table) -> list[CheckOutcome]:
+    """Every output check over a batch of months' tables, run in DuckDB on the Arrow data itself.
+
+    Each check compares rows of one month only, so checking batch by batch equals checking the
+    whole range at once; the tables checked are the ones the writer turns into files.
+    """
+    if rankings.num_rows == 0:
+        return no_outcomes("no rows")
     low, high = system.rating_bounds
     con = duckdb.connect(":memory:")
     try:
-        # File lists travel as arguments of the relation API, not in SQL text.
-        con.read_parquet(rankings, union_by_name=True).create_view("r")
+        con.register("r", rankings)
         expected_rank = ("rank() OVER (PARTITION BY as_of ORDER BY rating DESC)" if system.ties_share_rank
                          else "row_number() OVER (PARTITION BY as_of ORDER BY rank, player_id)")
         queries = {
@@ -60,12 +61,12 @@ def output_checks(warehouse: Warehouse, system: RatingSystem, months: list[Month
         for name, (sql, params) in queries.items():
             failing = con.execute(sql, params).fetchall()
             outcomes.append(CheckOutcome(name, not failing, len(failing), examples=[list(map(str, f)) for f in failing[:5]]))
-        if history:
-            con.read_parquet(history, union_by_name=True, filename=True, file_row_number=True).create_view("h")
+        if history.num_rows:
+            # Row order within a month is time order: the last row of a player is the latest.
+            con.register("h", history.append_column("_row", pa.array(range(history.num_rows), pa.int64())))
             failing = con.execute(
                 """WITH last AS (
-                     SELECT player_id, last_day(source_date) AS as_of,
-                            arg_max(rating_after, file_row_number) AS after
+                     SELECT player_id, last_day(source_date) AS as_of, arg_max(rating_after, _row) AS after
                      FROM h WHERE rating_after IS NOT NULL GROUP BY 1, 2)
                    SELECT r.as_of, r.player_id, r.rating, last.after FROM r JOIN last USING (player_id, as_of)
                    WHERE abs(r.rating - last.after) > 1e-9""").fetchall()
@@ -76,3 +77,12 @@ def output_checks(warehouse: Warehouse, system: RatingSystem, months: list[Month
         return outcomes
     finally:
         con.close()
+
+
+def merge_outcomes(earlier: list[CheckOutcome], later: list[CheckOutcome]) -> list[CheckOutcome]:
+    """The outcome of a range from the outcomes of two consecutive batches."""
+    if not earlier:
+        return later
+    by_name = {o.name: o for o in later}
+    return [CheckOutcome(o.name, o.passed and by_name[o.name].passed, o.failures + by_name[o.name].failures,
+                         examples=(o.examples + by_name[o.name].examples)[:5]) for o in earlier]

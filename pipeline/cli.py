@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="ingest, validate and rate everything through Dagster")
     run.add_argument("--raw", type=Path, help=f"raw feeds folder (default ${config.ENV_RAW_DIR} or {config.DEFAULT_RAW_DIR})")
-    run.add_argument("--warehouse", type=Path,
+    run.add_argument("--warehouse",
                      help=f"output folder (default ${config.ENV_WAREHOUSE_DIR} or {config.DEFAULT_WAREHOUSE_DIR})")
     run.add_argument("--from", dest="first", type=_month, help="first month to compute (default: each system's first month with data)")
     run.add_argument("--to", dest="last", type=_month, help="last month to compute (default: the latest month with data in any feed)")
@@ -83,11 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_USAGE
 
 
-def _prepare_environment(raw: Path, warehouse: Path) -> None:
+def _prepare_environment(raw: Path, warehouse: str) -> None:
     """Point the Dagster resources and instance at the chosen folders before the code location loads."""
+    from pipeline.store import Warehouse, is_url
+
     os.environ[config.ENV_RAW_DIR] = str(raw.resolve())
-    os.environ[config.ENV_WAREHOUSE_DIR] = str(warehouse.resolve())
-    home = Path(os.environ.get("DAGSTER_HOME") or (warehouse / ".dagster")).resolve()
+    if not is_url(warehouse):
+        Path(warehouse).mkdir(parents=True, exist_ok=True)
+        warehouse = str(Path(warehouse).resolve())
+    os.environ[config.ENV_WAREHOUSE_DIR] = warehouse
+    local_dir = Warehouse(warehouse).local_dir.resolve()
+    local_dir.mkdir(parents=True, exist_ok=True)
+    if is_url(warehouse):
+        os.environ.setdefault("DIPRANK_LOCAL_DIR", str(local_dir))
+    home = Path(os.environ.get("DAGSTER_HOME") or (local_dir / ".dagster")).resolve()
     home.mkdir(parents=True, exist_ok=True)
     settings_file = home / "dagster.yaml"
     if not settings_file.exists():
@@ -115,17 +124,16 @@ def command_run(args) -> int:
         raise UsageError(f"raw folder {raw} does not exist (set --raw or ${config.ENV_RAW_DIR})")
     if args.first and args.last and args.first > args.last:
         raise UsageError(f"--from {args.first} is after --to {args.last}")
-    warehouse_dir.mkdir(parents=True, exist_ok=True)
     _prepare_environment(raw, warehouse_dir)
     _progress_printer(args.quiet)
     from pipeline.locking import WarehouseBusy, warehouse_lock
     from pipeline.orchestrate import run_everything
     from pipeline.store import Warehouse
 
-    warehouse = Warehouse(warehouse_dir.resolve())
+    warehouse = Warehouse(os.environ[config.ENV_WAREHOUSE_DIR])
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
     try:
-        with warehouse_lock(warehouse.lock_path, wait=args.wait, on_wait=say):
+        with warehouse_lock(warehouse.run_lock_path, wait=args.wait, on_wait=say):
             systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
             return run_everything(raw.resolve(), warehouse, args.first, args.last, strict=args.strict,
                                   systems=systems, say=say)

@@ -28,7 +28,7 @@ class Settings:
     """Everything a run can be configured with; each field has an environment variable."""
 
     raw_dir: Path
-    warehouse_dir: Path
+    warehouse_dir: str  # a folder or an object-storage URL (s3://bucket/prefix)
     start_month: Month
     dip_pouch_cutoff_year: int = 2001
     eagle_variants: tuple[str, ...] = ("standard",)
@@ -40,7 +40,7 @@ class Settings:
         variants = tuple(v.strip() for v in env.get(ENV_EAGLE_VARIANTS, "standard").split(",") if v.strip())
         return cls(
             raw_dir=Path(env.get(ENV_RAW_DIR, DEFAULT_RAW_DIR)),
-            warehouse_dir=Path(env.get(ENV_WAREHOUSE_DIR, DEFAULT_WAREHOUSE_DIR)),
+            warehouse_dir=env.get(ENV_WAREHOUSE_DIR, DEFAULT_WAREHOUSE_DIR),
             start_month=Month.parse(env.get(ENV_START_MONTH, DEFAULT_START_MONTH)),
             dip_pouch_cutoff_year=int(env.get(ENV_DIP_POUCH_CUTOFF, "2001")),
             eagle_variants=variants or ("standard",),

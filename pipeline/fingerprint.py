@@ -11,7 +11,7 @@ import hashlib
 import duckdb
 
 from pipeline.months import Month, month_range
-from pipeline.store import Warehouse
+from pipeline.store import Warehouse, file_location
 
 # Over the validated tables (named `games`, `events`, `event_results`); run once per ingest.
 GAMES_SQL = """
@@ -48,9 +48,9 @@ def month_fingerprints(warehouse: Warehouse, feed: str) -> dict[Month, str]:
     path = fingerprints_path(warehouse, feed)
     if not path.exists():
         return {}
-    con = duckdb.connect(":memory:")
+    con = warehouse.scan()
     try:
-        rows = con.execute("SELECT year, month, rows, hash FROM read_parquet(?)", [str(path)]).fetchall()
+        rows = con.execute("SELECT year, month, rows, hash FROM read_parquet(?)", [file_location(path)]).fetchall()
     finally:
         con.close()
     return {Month(int(y), int(m)): f"{n}:{h}" for y, m, n, h in rows}
@@ -60,9 +60,9 @@ def registry_fingerprint(warehouse: Warehouse) -> str:
     path = warehouse.validated("players")
     if not path.exists():
         return "none"
-    con = duckdb.connect(":memory:")
+    con = warehouse.scan()
     try:
-        n, h = con.execute(REGISTRY_SQL, [str(path)]).fetchall()[0]
+        n, h = con.execute(REGISTRY_SQL, [file_location(path)]).fetchall()[0]
     finally:
         con.close()
     return f"{n}:{h}"

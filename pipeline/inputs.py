@@ -4,11 +4,10 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 
-import duckdb
 import pyarrow as pa
 
 from pipeline.months import Month
-from pipeline.store import Warehouse
+from pipeline.store import Warehouse, file_location
 from pipeline.systems.base import EVENT_RESULT_COLUMNS, GAME_COLUMNS, PlayerInfo
 
 GAMES_SQL = """
@@ -33,24 +32,20 @@ ORDER BY e.end_date, e.start_date, e.event_id, r.placement, r.player_id
 DATE_COLUMN = {"games": "finished_on", "events": "end_date"}
 
 
-def _connect() -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(":memory:")
-
-
 def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> pa.Table:
     """Every validated row of a system's feed finished within [first, last], in processing order."""
-    con = _connect()
+    con = warehouse.scan()
     try:
         if feed == "games":
             path = warehouse.validated("games")
             if not path.exists():
                 return GAME_COLUMNS.empty_table()
-            table = con.sql(GAMES_SQL, params=[str(path), first.first_day, last.last_day]).to_arrow_table()
+            table = con.sql(GAMES_SQL, params=[file_location(path), first.first_day, last.last_day]).to_arrow_table()
             return table.cast(GAME_COLUMNS)
         results, events = warehouse.validated("event_results"), warehouse.validated("events")
         if not (results.exists() and events.exists()):
             return EVENT_RESULT_COLUMNS.empty_table()
-        table = con.sql(EVENTS_SQL, params=[str(results), str(events), first.first_day, last.last_day]).to_arrow_table()
+        table = con.sql(EVENTS_SQL, params=[file_location(results), file_location(events), first.first_day, last.last_day]).to_arrow_table()
         return table.cast(EVENT_RESULT_COLUMNS)
     finally:
         con.close()
@@ -72,9 +67,9 @@ def read_registry(warehouse: Warehouse) -> dict[str, PlayerInfo]:
     path = warehouse.validated("players")
     if not path.exists():
         return {}
-    con = _connect()
+    con = warehouse.scan()
     try:
-        rows = con.execute("SELECT player_id, name, country FROM read_parquet(?)", [str(path)]).fetchall()
+        rows = con.execute("SELECT player_id, name, country FROM read_parquet(?)", [file_location(path)]).fetchall()
     finally:
         con.close()
     return {pid: PlayerInfo(name, country) for pid, name, country in rows}
@@ -82,13 +77,13 @@ def read_registry(warehouse: Warehouse) -> dict[str, PlayerInfo]:
 
 def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
     """First and last month with validated data, per feed kind ('games', 'events')."""
-    con = _connect()
+    con = warehouse.scan()
     bounds: dict[str, tuple[Month, Month] | None] = {"games": None, "events": None}
     try:
         games = warehouse.validated("games")
         if games.exists():
             lo, hi = con.execute("SELECT min(finished_on), max(finished_on) FROM read_parquet(?)",
-                                 [str(games)]).fetchall()[0]
+                                 [file_location(games)]).fetchall()[0]
             if lo is not None:
                 bounds["games"] = (Month.of(lo), Month.of(hi))
         results, events = warehouse.validated("event_results"), warehouse.validated("events")
@@ -96,7 +91,7 @@ def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
             lo, hi = con.execute(
                 "SELECT min(e.end_date), max(e.end_date) FROM read_parquet(?) e "
                 "WHERE event_id IN (SELECT event_id FROM read_parquet(?))",
-                [str(events), str(results)],
+                [file_location(events), file_location(results)],
             ).fetchall()[0]
             if lo is not None:
                 bounds["events"] = (Month.of(lo), Month.of(hi))

@@ -1,4 +1,4 @@
-"""One writer per warehouse: an advisory file lock, re-entrant within a process."""
+"""Writers of one warehouse: advisory file locks (exclusive or shared), re-entrant within a process."""
 from __future__ import annotations
 
 import fcntl
@@ -23,9 +23,13 @@ def _holder(path: Path) -> str:
 
 
 @contextmanager
-def warehouse_lock(path: Path, *, wait: bool = True, poll_seconds: float = 0.5,
+def warehouse_lock(path: Path, *, wait: bool = True, poll_seconds: float = 0.5, shared: bool = False,
                    on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Hold the warehouse's write lock; wait for it, or raise WarehouseBusy when wait is False."""
+    """Hold a lock of the warehouse; wait for it, or raise WarehouseBusy when wait is False.
+
+    Shared holders exclude exclusive ones only (the rating systems read the validated feeds side by
+    side; ingest replaces them alone). A process that already holds the path re-enters it.
+    """
     key = str(path.resolve())
     if key in _held:
         fd, depth = _held[key]
@@ -42,7 +46,7 @@ def warehouse_lock(path: Path, *, wait: bool = True, poll_seconds: float = 0.5,
     try:
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 holder = _holder(path)
@@ -55,8 +59,9 @@ def warehouse_lock(path: Path, *, wait: bool = True, poll_seconds: float = 0.5,
                     on_wait(f"waiting for another diprank run (pid {holder}) to release {path.parent}")
                     told = True
                 time.sleep(poll_seconds)
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        if not shared:
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
         _held[key] = (fd, 1)
         try:
             yield

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Callable
 
 import duckdb
-import pyarrow.parquet as pq
 from dagster import AssetKey, DagsterInstance, materialize
 
 from pipeline.feeds import FEEDS
 from pipeline.months import Month, month_range
-from pipeline.store import Warehouse
+from pipeline.store import Warehouse, read_parquet
 from pipeline.planning import plan_all
 from pipeline.systems.registry import SYSTEM_NAMES
 from pipeline.validate import FeedCounts, QUARANTINE_TABLE, feed_counts
@@ -98,7 +97,7 @@ def top_lines(warehouse: Warehouse, system: str, month: Month) -> list[str]:
     path = warehouse.rankings(system, month)
     if not path.exists():
         return []
-    table = pq.read_table(path, columns=["rank", "player_id", "player_name", "rating"]).slice(0, TOP_N)
+    table = read_parquet(path, columns=["rank", "player_id", "player_name", "rating"]).slice(0, TOP_N)
     return [f"    {r['rank']:>3}. {(r['player_name'] or r['player_id'])[:32]:<32} {r['rating']:>9.2f}"
             for r in table.to_pylist()]
 

@@ -33,12 +33,11 @@ from typing import Iterable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from pipeline import config
 from pipeline.months import Month
 from pipeline.rounding import half_up
-from pipeline.store import Warehouse
+from pipeline.store import Warehouse, is_local, read_parquet
 from pipeline.systems.registry import SYSTEM_NAMES
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -231,16 +230,19 @@ def month_name(month: Month) -> str:
 # --- reading the warehouse ------------------------------------------------------------------
 
 
-def read_rows(path: Path, columns: list[str] | None = None) -> list[dict]:
-    return pq.read_table(path, columns=columns).to_pylist()
+def read_rows(path, columns: list[str] | None = None) -> list[dict]:
+    return read_parquet(path, columns=columns).to_pylist()
 
 
 def read_filtered(paths: Iterable[Path], expression, columns: list[str] | None = None) -> pa.Table | None:
     """Rows of several Parquet files matching an expression (None when there are no files)."""
-    files = [str(p) for p in paths if p.exists()]
-    if not files:
+    found = [p for p in paths if p.exists()]
+    if not found:
         return None
-    return ds.dataset(files, format="parquet").to_table(columns=columns, filter=expression)
+    if is_local(found[0]):
+        return ds.dataset([str(p) for p in found], format="parquet").to_table(columns=columns, filter=expression)
+    return ds.dataset([p.path for p in found], format="parquet", filesystem=found[0].fs).to_table(
+        columns=columns, filter=expression)
 
 
 class NameBook:
@@ -682,7 +684,7 @@ def add_report_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("system", help=f"one of {', '.join(SYSTEM_NAMES)}")
     parser.add_argument("--month", type=_month_arg, metavar="YYYY-MM",
                         help="the snapshot month (default: the latest month with a snapshot)")
-    parser.add_argument("--warehouse", type=Path, metavar="DIR",
+    parser.add_argument("--warehouse", metavar="DIR",
                         help=f"warehouse folder (default ${config.ENV_WAREHOUSE_DIR} or {config.DEFAULT_WAREHOUSE_DIR})")
     parser.add_argument("--player", metavar="ID", help="dip_pouch: also print this player's event history")
     parser.add_argument("--game", metavar="ID", help="diwz: also print this game's DiWZ evaluation table")
@@ -707,7 +709,7 @@ def _write(text: str, stream=None) -> None:
 def command_report(args: argparse.Namespace) -> int:
     """Run `diprank report`; returns the exit code (2 for a request the warehouse cannot answer)."""
     root = args.warehouse or config.Settings.from_env().warehouse_dir
-    warehouse = Warehouse(Path(root))
+    warehouse = Warehouse(root)
     try:
         report = build_report(warehouse, args.system, args.month, player=args.player, game=args.game,
                               top=args.top)

@@ -37,7 +37,7 @@ class DiprankResource(ConfigurableResource):
     def settings(self) -> Settings:
         return Settings(
             raw_dir=self.raw_path,
-            warehouse_dir=Path(self.warehouse_dir),
+            warehouse_dir=self.warehouse_dir,
             start_month=Month.parse(os.environ.get(config.ENV_START_MONTH, config.DEFAULT_START_MONTH)),
             dip_pouch_cutoff_year=int(self.dip_pouch_cutoff_year),
             eagle_variants=tuple(v.strip() for v in self.eagle_variants.split(",") if v.strip()),
@@ -46,20 +46,31 @@ class DiprankResource(ConfigurableResource):
         )
 
     @contextmanager
-    def writing(self, log=None) -> Iterator[None]:
-        """Hold the warehouse's single-writer lock (waits for another run to finish)."""
+    def changing_feeds(self, log=None) -> Iterator[None]:
+        """Hold the warehouse alone while the validated feeds change (waits for readers to finish)."""
         with warehouse_lock(self.warehouse.lock_path, wait=True, on_wait=log):
             yield
 
     @contextmanager
+    def rating(self, system: str, log=None) -> Iterator[None]:
+        """Read the feeds beside the other systems and write one system's outputs alone."""
+        warehouse = self.warehouse
+        with warehouse_lock(warehouse.lock_path, wait=True, shared=True, on_wait=log), \
+                warehouse_lock(warehouse.system_lock_path(system), wait=True, on_wait=log):
+            yield
+
+    @contextmanager
     def duckdb(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection to the warehouse's DuckDB file, under the writer lock."""
-        with self.writing():
-            self.warehouse.root.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(self.warehouse.duckdb_path), config={
+        """A connection to the warehouse's DuckDB file; a DuckDB file has one writer at a time."""
+        warehouse = self.warehouse
+        with warehouse_lock(warehouse.duckdb_lock_path, wait=True):
+            warehouse.local_dir.mkdir(parents=True, exist_ok=True)
+            con = duckdb.connect(str(warehouse.duckdb_path), config={
                 # Bounded memory: DuckDB spills large sorts and joins to disk beyond this.
                 "memory_limit": os.environ.get(config.ENV_DUCKDB_MEMORY, config.DEFAULT_DUCKDB_MEMORY),
             })
+            if warehouse.remote:
+                con.register_filesystem(warehouse.filesystem())
             try:
                 yield con
             finally:

@@ -7,6 +7,7 @@ from typing import Callable
 
 import pyarrow as pa
 
+from pipeline.checks import CheckOutcome, merge_outcomes
 from pipeline.fingerprint import cumulative_fingerprints
 from pipeline.inputs import feed_bounds, read_registry, read_results, split_by_month
 from pipeline.months import Month, month_range
@@ -40,6 +41,7 @@ class RunResult:
     history_rows: int = 0
     last_table: pa.Table | None = None
     seconds: float = 0.0
+    checks: list[CheckOutcome] = field(default_factory=list)
 
 
 def _checkpoint_payload(system: RatingSystem, state, carry: Carry, config_key: str, fingerprint: str) -> dict:
@@ -130,7 +132,7 @@ def run_system(
         if month.month == 12 or is_last:
             checkpoints.append((month, _checkpoint_payload(system, state, carry, config_key, chain[month])))
         if buffered >= FLUSH_ROWS or is_last:
-            write_months(warehouse, system, pending)
+            result.checks = merge_outcomes(result.checks, write_months(warehouse, system, pending))
             # Checkpoints and the manifest are saved only once the files they stand for are on disk.
             for cp_month, payload in checkpoints:
                 warehouse.save_checkpoint(system.name, cp_month, payload)

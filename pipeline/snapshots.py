@@ -9,6 +9,7 @@ import pandera.ibis as pdi
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.checks import CheckOutcome, check_tables, no_outcomes
 from pipeline.months import Month
 from pipeline.store import Warehouse, atomic_write_parquet
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem
@@ -138,18 +139,22 @@ class PendingMonth:
     extras: dict[str, pa.Table]
 
 
-def write_months(warehouse: Warehouse, system: RatingSystem, pending: list[PendingMonth]) -> int:
-    """Validate a batch of months per table (one Pandera run each), then write every file atomically."""
+def write_months(warehouse: Warehouse, system: RatingSystem, pending: list[PendingMonth]) -> list[CheckOutcome]:
+    """Validate a batch of months per table (one Pandera run each), check it, then write every file
+    atomically; returns the output checks' outcomes for the batch."""
     if not pending:
-        return 0
+        return no_outcomes("no months written")
     label = f"{system.name} {pending[0].month}..{pending[-1].month}"
-    validate_output(system.rankings_model, pa.concat_tables([p.rankings for p in pending]), f"{label} rankings")
-    validate_output(system.history_model, pa.concat_tables([p.history for p in pending]), f"{label} history")
+    rankings = pa.concat_tables([p.rankings for p in pending])
+    history = pa.concat_tables([p.history for p in pending])
+    validate_output(system.rankings_model, rankings, f"{label} rankings")
+    validate_output(system.history_model, history, f"{label} history")
     for name, model in system.extra_models.items():
         validate_output(model, pa.concat_tables([p.extras[name] for p in pending]), f"{label} {name}")
+    outcomes = check_tables(system, rankings, history)
     for p in pending:
         atomic_write_parquet(warehouse.rankings(system.name, p.month), p.rankings)
         atomic_write_parquet(warehouse.history(system.name, p.month), p.history)
         for name in system.extra_models:
             atomic_write_parquet(warehouse.output(name, system.name, p.month), p.extras[name])
-    return len(pending)
+    return outcomes

@@ -1,4 +1,8 @@
-"""The warehouse on disk: where every output lives, atomic Parquet writes, state checkpoints."""
+"""The warehouse: where every output lives, atomic Parquet writes, state checkpoints.
+
+The root is a local folder (the embedded default) or an object-storage URL such as
+`s3://bucket/prefix`, reached through fsspec (s3fs); the layout is the same either way.
+"""
 from __future__ import annotations
 
 import os
@@ -6,6 +10,7 @@ import re
 import tempfile
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -13,6 +18,8 @@ from pipeline import state_codec
 from pipeline.months import Month
 
 DUCKDB_FILE = "diprank.duckdb"
+ENV_LOCAL_DIR = "DIPRANK_LOCAL_DIR"
+DEFAULT_LOCAL_DIR = "data/local"
 PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics=True,
                        use_dictionary=True, data_page_version="2.0")
 
@@ -22,8 +29,35 @@ def month_folder(month: Month) -> str:
     return f"year={month.year:04d}/month={month.month:02d}"
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write a file whole or not at all: a temporary name in the same folder, then a rename."""
+def is_url(location: str | os.PathLike) -> bool:
+    """True for an object-storage location (`s3://…`), False for a local path."""
+    return "://" in str(location)
+
+
+def warehouse_path(location: str | os.PathLike):
+    """A pathlib-style path for a local folder or an object-storage URL."""
+    if not is_url(location):
+        return Path(location)
+    from upath import UPath
+
+    # Listings are never cached: other processes (workers) write to the same prefix.
+    return UPath(str(location), use_listings_cache=False)
+
+
+def is_local(path) -> bool:
+    return isinstance(path, Path) and not is_url(path)
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    """Write a file whole or not at all.
+
+    Locally: a temporary name in the same folder, then a rename. On object storage an object
+    appears only when its upload completes (single PUT or completed multipart upload), so the
+    object is written directly.
+    """
+    if not is_local(path):
+        path.write_bytes(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -45,26 +79,87 @@ def _umask() -> int:
     return current
 
 
-def atomic_write_parquet(path: Path, table: pa.Table) -> None:
-    """Parquet written under a temporary name and renamed into place; same table, same bytes."""
+def atomic_write_parquet(path, table: pa.Table) -> None:
+    """Parquet written whole or not at all; same table, same bytes."""
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **PARQUET_OPTIONS)
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-class Warehouse:
-    """Paths of the warehouse layout (SPEC §4) under one root folder."""
+def publish_file(local_file: Path, path) -> None:
+    """Move a finished local file to its place in the warehouse (a rename locally, an upload remotely)."""
+    if is_local(path):
+        os.replace(local_file, path)
+        return
+    try:
+        path.fs.put_file(str(local_file), path.path)
+    finally:
+        local_file.unlink(missing_ok=True)
 
-    def __init__(self, root: str | os.PathLike):
-        self.root = Path(root)
+
+def read_parquet(path, columns: list[str] | None = None) -> pa.Table:
+    """One Parquet file of the warehouse as an Arrow table."""
+    if is_local(path):
+        return pq.read_table(path, columns=columns)
+    return pq.read_table(path.path, columns=columns, filesystem=path.fs)
+
+
+def file_location(path) -> str:
+    """The location DuckDB reads a warehouse file from (an absolute path or the object URL)."""
+    return str(path.resolve()) if is_local(path) else str(path)
+
+
+class Warehouse:
+    """Paths of the warehouse layout (SPEC §4) under one root (a folder or an object-storage URL).
+
+    The DuckDB file and the lock files always live on local disk: in the root itself when it is a
+    folder, else in `local_dir` (DIPRANK_LOCAL_DIR, default data/local).
+    """
+
+    def __init__(self, root: str | os.PathLike, local_dir: str | os.PathLike | None = None):
+        self.root = warehouse_path(root)
+        self.remote = not is_local(self.root)
+        if local_dir is None:
+            local_dir = os.environ.get(ENV_LOCAL_DIR) if self.remote else None
+        self.local_dir = Path(local_dir) if local_dir else (Path(DEFAULT_LOCAL_DIR) if self.remote else self.root)
+
+    @property
+    def location(self) -> str:
+        """The root as users write it: a folder path or a URL."""
+        return str(self.root)
 
     @property
     def duckdb_path(self) -> Path:
-        return self.root / DUCKDB_FILE
+        return self.local_dir / DUCKDB_FILE
+
+    @property
+    def run_lock_path(self) -> Path:
+        """Held by a whole `diprank run`: one CLI run per warehouse at a time."""
+        return self.local_dir / ".lock-run"
 
     @property
     def lock_path(self) -> Path:
-        return self.root / ".lock"
+        """Held exclusively while the validated feeds change, shared while a system reads them."""
+        return self.local_dir / ".lock"
+
+    def system_lock_path(self, system: str) -> Path:
+        return self.local_dir / f".lock-{system}"
+
+    @property
+    def duckdb_lock_path(self) -> Path:
+        return self.local_dir / ".lock-duckdb"
+
+    def filesystem(self):
+        """The fsspec filesystem of a remote root (None for a local one)."""
+        return self.root.fs if self.remote else None
+
+    def scan(self) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB connection that can read the warehouse's files."""
+        con = duckdb.connect(":memory:")
+        if self.remote:
+            # DuckDB reads object storage through the same fsspec filesystem as the writers.
+            con.register_filesystem(self.root.fs)
+        return con
 
     def validated(self, feed: str) -> Path:
         return self.root / "validated" / f"{feed}.parquet"
@@ -116,7 +211,7 @@ class Warehouse:
     def remove_leftovers(self) -> int:
         """Delete temporary files a killed run left behind (only ever `.<name>.tmp`); call under the lock."""
         removed = 0
-        if self.root.is_dir():
+        if not self.remote and self.root.is_dir():
             for path in self.root.rglob(".*.tmp"):
                 if path.is_file():
                     path.unlink(missing_ok=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import duckdb
 
 from pipeline.sql import quote_ident, quote_literal
-from pipeline.store import Warehouse
+from pipeline.store import Warehouse, file_location
 
 OUTPUT_KINDS = ("rankings", "history", "awards")
 
@@ -20,7 +20,7 @@ def refresh_views(con: duckdb.DuckDBPyConnection, warehouse: Warehouse) -> list[
             if not any(folder.glob("year=*/month=*/*.parquet")):
                 continue
             name = f"{kind}_{folder.name}"
-            pattern = str((folder / "year=*" / "month=*" / f"{kind}.parquet").resolve())
+            pattern = f"{file_location(folder)}/year=*/month=*/{kind}.parquet"
             con.execute(
                 f"CREATE OR REPLACE VIEW {quote_ident(name)} AS "
                 f"SELECT * FROM read_parquet({quote_literal(pattern)}, hive_partitioning = true)"

@@ -4,9 +4,10 @@ import datetime as dt
 import pyarrow as pa
 from dagster import AssetKey, DagsterInstance, materialize
 
-from pipeline.checks import HISTORY_AGREES, ONE_ROW_PER_PLAYER, RANKS_CONTIGUOUS, RATING_IN_RANGE, output_checks
+from pipeline.checks import (
+    HISTORY_AGREES, ONE_ROW_PER_PLAYER, RANKS_CONTIGUOUS, RATING_IN_RANGE, check_tables, merge_outcomes,
+)
 from pipeline.months import Month
-from pipeline.store import Warehouse, atomic_write_parquet
 from pipeline.systems.dip_pouch import DipPouch
 from pipeline.systems.eagle import EaglePoints
 from tests.support import environment, make_raw
@@ -15,44 +16,45 @@ from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS
 MONTH = Month(2020, 3)
 
 
-def write(warehouse, system, ranks, ratings, players, history_after=None):
+def tables(system, ranks, ratings, players, history_after=None):
     n = len(players)
-    atomic_write_parquet(warehouse.rankings(system, MONTH), pa.table({
+    rankings = pa.table({
         "system": [system] * n, "as_of": [MONTH.last_day] * n, "rank": ranks, "player_id": players,
-        "rating": ratings}))
+        "rating": ratings})
     after = history_after or ratings
-    atomic_write_parquet(warehouse.history(system, MONTH), pa.table({
+    history = pa.table({
         "system": [system] * n, "source_id": ["x"] * n, "source_date": [dt.date(2020, 3, 2)] * n,
-        "player_id": players, "rating_before": [None] * n, "rating_after": after}))
+        "player_id": players, "rating_before": [None] * n, "rating_after": after})
+    return rankings, history
 
 
-def failed(warehouse, system_obj):
-    return {o.name for o in output_checks(warehouse, system_obj, [MONTH]) if not o.passed}
+def failed(system_obj, *month_tables):
+    return {o.name for o in check_tables(system_obj, *tables(system_obj.name, *month_tables)) if not o.passed}
 
 
-def test_checks_pass_on_a_consistent_table(tmp_path):
-    w = Warehouse(tmp_path)
-    write(w, "dip_pouch", [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"])
-    assert failed(w, DipPouch()) == set()
+def test_checks_pass_on_a_consistent_table():
+    assert failed(DipPouch(), [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"]) == set()
 
 
-def test_each_check_can_fail(tmp_path):
-    w = Warehouse(tmp_path)
-    write(w, "dip_pouch", [1, 3, 3, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"])
-    assert failed(w, DipPouch()) == {RANKS_CONTIGUOUS}
-    write(w, "dip_pouch", [1, 2, 2, 4], [160.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"])
-    assert failed(w, DipPouch()) == {RATING_IN_RANGE}
-    write(w, "dip_pouch", [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "b", "d"])
-    assert ONE_ROW_PER_PLAYER in failed(w, DipPouch())
-    write(w, "dip_pouch", [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"],
-          history_after=[60.0, 50.0, 51.0, 45.0])
-    assert failed(w, DipPouch()) == {HISTORY_AGREES}
+def test_each_check_can_fail():
+    assert failed(DipPouch(), [1, 3, 3, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"]) == {RANKS_CONTIGUOUS}
+    assert failed(DipPouch(), [1, 2, 2, 4], [160.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"]) == {RATING_IN_RANGE}
+    assert ONE_ROW_PER_PLAYER in failed(DipPouch(), [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "b", "d"])
+    assert failed(DipPouch(), [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"],
+                  [60.0, 50.0, 51.0, 45.0]) == {HISTORY_AGREES}
 
 
-def test_ordered_system_needs_unique_ranks(tmp_path):
-    w = Warehouse(tmp_path)
-    write(w, "eagle", [1, 2, 2], [10.0, 9.0, 9.0], ["a", "b", "c"])
-    assert failed(w, EaglePoints()) == {RANKS_CONTIGUOUS}
+def test_ordered_system_needs_unique_ranks():
+    assert failed(EaglePoints(), [1, 2, 2], [10.0, 9.0, 9.0], ["a", "b", "c"]) == {RANKS_CONTIGUOUS}
+
+
+def test_batches_merge_into_the_range_outcome():
+    good = check_tables(DipPouch(), *tables("dip_pouch", [1, 2], [60.0, 50.0], ["a", "b"]))
+    bad = check_tables(DipPouch(), *tables("dip_pouch", [1, 3], [60.0, 50.0], ["a", "b"]))
+    merged = {o.name: o for o in merge_outcomes(good, bad)}
+    assert not merged[RANKS_CONTIGUOUS].passed and merged[RANKS_CONTIGUOUS].failures == 1
+    assert merged[RATING_IN_RANGE].passed
+    assert all(o.passed for o in merge_outcomes(good, good))
 
 
 def test_assets_report_their_checks(tmp_path):

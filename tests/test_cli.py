@@ -118,7 +118,7 @@ def test_second_run_on_the_same_warehouse_refuses(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sys, time; from pathlib import Path; from pipeline.locking import warehouse_lock\n"
-         f"with warehouse_lock(Path({str(store.lock_path)!r})):\n print('held', flush=True); time.sleep(60)"],
+         f"with warehouse_lock(Path({str(store.run_lock_path)!r})):\n print('held', flush=True); time.sleep(60)"],
         cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
