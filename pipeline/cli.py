@@ -85,17 +85,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _prepare_environment(raw: Path, warehouse: str) -> None:
     """Point the Dagster resources and instance at the chosen folders before the code location loads."""
-    from pipeline.store import Warehouse, is_url
+    from pipeline.store import DEFAULT_LOCAL_DIR, ENV_LOCAL_DIR, Warehouse, is_url
 
     os.environ[config.ENV_RAW_DIR] = str(raw.resolve())
     if not is_url(warehouse):
         Path(warehouse).mkdir(parents=True, exist_ok=True)
         warehouse = str(Path(warehouse).resolve())
+    else:
+        # Workers in other folders must find the same DuckDB file and locks.
+        os.environ[ENV_LOCAL_DIR] = str(Path(os.environ.get(ENV_LOCAL_DIR) or DEFAULT_LOCAL_DIR).resolve())
     os.environ[config.ENV_WAREHOUSE_DIR] = warehouse
-    local_dir = Warehouse(warehouse).local_dir.resolve()
+    local_dir = Warehouse(warehouse).local_dir
     local_dir.mkdir(parents=True, exist_ok=True)
-    if is_url(warehouse):
-        os.environ.setdefault("DIPRANK_LOCAL_DIR", str(local_dir))
     home = Path(os.environ.get("DAGSTER_HOME") or (local_dir / ".dagster")).resolve()
     home.mkdir(parents=True, exist_ok=True)
     settings_file = home / "dagster.yaml"

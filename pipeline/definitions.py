@@ -7,6 +7,7 @@ from assets.feeds import raw_feed_assets
 from assets.ratings import rating_assets
 from assets.validated import validated_feed_assets
 from pipeline.automation import schedules, sensors
+from pipeline.execution import executor_from_env
 from pipeline.jobs import ingest_job, rating_jobs
 from pipeline.resources import diprank_resource
 
@@ -16,4 +17,10 @@ defs = Definitions(
     jobs=[ingest_job, *rating_jobs.values()],
     schedules=schedules,
     sensors=sensors,
+    executor=executor_from_env(),
 )
+
+
+def job_definition(name: str):
+    """A job of the code location by name: the target of reconstructable runs (`diprank run`)."""
+    return defs.resolve_job_def(name)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dagster import AssetKey, AssetSelection, define_asset_job
 
+from pipeline.execution import executor_from_env, ingest_run_tags, rating_run_tags
 from pipeline.partitions import monthly_partitions
 from pipeline.systems.registry import SYSTEM_NAMES
 
@@ -11,6 +12,8 @@ INGEST_JOB = "ingest"
 ingest_job = define_asset_job(
     INGEST_JOB, selection=AssetSelection.groups("feeds", "validated"),
     description="Stage every raw delivery and validate the four feeds.",
+    tags=ingest_run_tags(),
+    executor_def=executor_from_env(),
 )
 
 
@@ -23,6 +26,8 @@ rating_jobs = {
         rating_job_name(system), selection=AssetSelection.assets(AssetKey(f"{system}_rankings")),
         partitions_def=monthly_partitions,
         description=f"Compute {system} snapshots for a range of months (one run, oldest month first).",
+        tags=rating_run_tags(system),
+        executor_def=executor_from_env(),
     )
     for system in SYSTEM_NAMES
 }

@@ -1,5 +1,9 @@
 """A whole run through Dagster: ingest and validation in one run, then one run per rating system
-(a self-dependent partitioned asset runs apart from other assets), then a summary."""
+(a self-dependent partitioned asset runs apart from other assets), then a summary.
+
+Runs are the code location's own jobs, executed with the executor DIPRANK_EXECUTOR selects (in
+process by default, Celery workers in the production profile) on the instance DAGSTER_HOME names.
+"""
 from __future__ import annotations
 
 import time
@@ -8,9 +12,10 @@ from pathlib import Path
 from typing import Callable
 
 import duckdb
-from dagster import AssetKey, DagsterInstance, materialize
+from dagster import DagsterInstance, build_reconstructable_job, execute_job
 
 from pipeline.feeds import FEEDS
+from pipeline.jobs import INGEST_JOB, rating_job_name
 from pipeline.months import Month, month_range
 from pipeline.store import Warehouse, read_parquet
 from pipeline.planning import plan_all
@@ -33,14 +38,13 @@ class SystemRun:
     compute_seconds: float | None = None  # the asset's own work, without Dagster's run start and bookkeeping
 
 
-def _definitions():
-    # Imported late: the resources read their folders from the environment the CLI has set.
-    from assets.feeds import raw_feed_assets
-    from assets.ratings import rankings_asset_name, rating_assets
-    from assets.validated import validated_feed_assets
-    from pipeline.resources import diprank_resource
-
-    return raw_feed_assets, validated_feed_assets, rating_assets, rankings_asset_name, diprank_resource()
+def run_job(instance: DagsterInstance, name: str, folders: dict[str, str], tags: dict[str, str] | None = None):
+    """Execute one job of the code location to completion; returns Dagster's result."""
+    # Reconstructable, so that executors running steps in other processes can load the job there;
+    # the folders travel in the run config, so workers use the ones this command was given.
+    job = build_reconstructable_job("pipeline.definitions", "job_definition", reconstructable_args=(name,))
+    run_config = {**QUIET_LOGS, "resources": {"diprank": {"config": folders}}}
+    return execute_job(job, instance=instance, run_config=run_config, tags=tags, raise_on_error=False)
 
 
 def _failure_message(result) -> str:
@@ -109,15 +113,14 @@ def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: M
 
     started = time.perf_counter()
     warehouse.remove_leftovers()
-    raw_assets, validated_assets, rating_assets, asset_name, resource = _definitions()
     unknown = sorted(set(systems or []) - set(SYSTEM_NAMES))
     if unknown:
         print(f"diprank: unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEM_NAMES)}")
         return 2
     instance = DagsterInstance.get()
     say(f"ingest and validate {raw}")
-    result = materialize([*raw_assets, *validated_assets], instance=instance,
-                         resources={"diprank": resource}, run_config=QUIET_LOGS, raise_on_error=False)
+    folders = {"raw_dir": str(raw), "warehouse_dir": warehouse.location}
+    result = run_job(instance, INGEST_JOB, folders)
     if not result.success:
         print(f"diprank: ingest failed: {_failure_message(result)}")
         return 1
@@ -144,16 +147,14 @@ def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: M
         lo, hi = plan.first, plan.last
         say(f"{name}: {lo} … {hi}")
         t0 = time.perf_counter()
-        result = materialize(
-            rating_assets, selection=[AssetKey(asset_name(name))], instance=instance,
-            resources={"diprank": resource}, run_config=QUIET_LOGS, raise_on_error=False,
-            tags={"dagster/asset_partition_range_start": lo.partition_key,
-                  "dagster/asset_partition_range_end": hi.partition_key},
-        )
+        result = run_job(instance, rating_job_name(name), folders, tags={
+            "dagster/asset_partition_range_start": lo.partition_key,
+            "dagster/asset_partition_range_end": hi.partition_key,
+        })
         if not result.success:
             print(f"diprank: {name} failed: {_failure_message(result)}")
             return 1
-        done = result.asset_materializations_for_node(asset_name(name))
+        done = result.asset_materializations_for_node(f"{name}_rankings")
         compute = done[-1].metadata.get("seconds") if done else None
         runs.append(SystemRun(name, lo, hi, len(month_range(lo, hi)), time.perf_counter() - t0,
                               compute_seconds=compute.value if compute is not None else None))

@@ -113,15 +113,17 @@ class Warehouse:
     """Paths of the warehouse layout (SPEC §4) under one root (a folder or an object-storage URL).
 
     The DuckDB file and the lock files always live on local disk: in the root itself when it is a
-    folder, else in `local_dir` (DIPRANK_LOCAL_DIR, default data/local).
+    folder, else in a folder named after the URL under DIPRANK_LOCAL_DIR (default data/local).
     """
 
-    def __init__(self, root: str | os.PathLike, local_dir: str | os.PathLike | None = None):
+    def __init__(self, root: str | os.PathLike):
         self.root = warehouse_path(root)
         self.remote = not is_local(self.root)
-        if local_dir is None:
-            local_dir = os.environ.get(ENV_LOCAL_DIR) if self.remote else None
-        self.local_dir = Path(local_dir) if local_dir else (Path(DEFAULT_LOCAL_DIR) if self.remote else self.root)
+        if self.remote:
+            base = Path(os.environ.get(ENV_LOCAL_DIR) or DEFAULT_LOCAL_DIR)
+            self.local_dir = base / re.sub(r"[^A-Za-z0-9._-]+", "_", str(self.root))
+        else:
+            self.local_dir = self.root
 
     @property
     def location(self) -> str:
