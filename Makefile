@@ -4,10 +4,11 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+PRODUCTION_STAMP := $(VENV)/.production-$(shell cksum pyproject.toml | cut -d' ' -f1)
 WAREHOUSE ?= data/warehouse
 export DAGSTER_HOME ?= $(CURDIR)/$(WAREHOUSE)/.dagster
 
-.PHONY: setup run test ui bench clean
+.PHONY: setup run test ui bench integration clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "diprank needs Python 3.11 (set PYTHON=python3.11)")'
@@ -28,6 +29,16 @@ test: $(STAMP)
 ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
+
+# The production profile against real PostgreSQL, Redis and an S3 emulator on 127.0.0.1
+# (servers from Debian's packages: apt-get install postgresql redis-server). See docs/DEPLOYMENT.md.
+$(PRODUCTION_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,integration]"
+	rm -f $(VENV)/.production-*
+	touch $(PRODUCTION_STAMP)
+
+integration: $(PRODUCTION_STAMP)
+	$(BIN)/python -m pytest -q -m integration tests/integration
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"

@@ -43,3 +43,48 @@ def test_dagster_cli_validates_the_workspace():
     done = subprocess.run([*command, "definitions", "validate", "-w", "workspace.yaml"], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_production_instance_limits_every_writer_tag():
+    """Each writer tag of the jobs has a one-run-per-warehouse limit in the production instance."""
+    import yaml
+
+    from pipeline.execution import WRITER_TAGS
+
+    instance = yaml.safe_load((REPO / "deploy" / "production" / "dagster.yaml").read_text())
+    limits = instance["run_coordinator"]["config"]["tag_concurrency_limits"]
+    per_warehouse = {l["key"] for l in limits if l["limit"] == 1 and l["value"] == {"applyLimitPerUniqueValue": True}}
+    assert set(WRITER_TAGS) <= per_warehouse
+    assert instance["storage"]["postgres"]["postgres_url"] == {"env": "DIPRANK_POSTGRES_URL"}
+
+
+def test_jobs_carry_their_writer_tags():
+    from pipeline.execution import FEEDS_WRITER_TAG, WRITER_TAGS, system_writer_tag
+
+    ingest = defs.resolve_job_def("ingest")
+    assert set(WRITER_TAGS) <= set(ingest.tags)
+    for system in SYSTEM_NAMES:
+        tags = defs.resolve_job_def(f"{system}_job").tags
+        assert system_writer_tag(system) in tags and FEEDS_WRITER_TAG not in tags
+
+
+def test_executor_comes_from_the_environment():
+    import pytest
+
+    from pipeline.execution import ExecutorNotAvailable, executor_from_env
+
+    assert executor_from_env({}).name == "in_process"
+    assert executor_from_env({"DIPRANK_EXECUTOR": "multiprocess"}).name == "multiprocess"
+    with pytest.raises(ExecutorNotAvailable, match="choose one of"):
+        executor_from_env({"DIPRANK_EXECUTOR": "threads"})
+    try:
+        import dagster_celery  # noqa: F401  (the production extra)
+    except ImportError:
+        with pytest.raises(ExecutorNotAvailable, match="production extra"):
+            executor_from_env({"DIPRANK_EXECUTOR": "celery"})
+        return
+    with pytest.raises(ExecutorNotAvailable, match="DIPRANK_CELERY_BROKER"):
+        executor_from_env({"DIPRANK_EXECUTOR": "celery"})
+    celery = executor_from_env({"DIPRANK_EXECUTOR": "celery", "DIPRANK_CELERY_BROKER": "redis://127.0.0.1:1/0",
+                                "DIPRANK_CELERY_BACKEND": "redis://127.0.0.1:1/1"})
+    assert celery.name == "celery"

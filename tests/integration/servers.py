@@ -172,6 +172,12 @@ class Stack:
         return self.spawn([str(BIN / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")],
                           self.root / "daemon.log", env=env)
 
+    def stop_process(self, process: subprocess.Popen) -> None:
+        """Stop one server the way a service manager does (SIGTERM to its process group)."""
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=60)
+        self.processes.remove(process)
+
     def steps_done_by_worker(self) -> list[int]:
         """Celery tasks each worker finished (from its log)."""
         return [log.read_text().count("succeeded in") for log in self.worker_logs]
