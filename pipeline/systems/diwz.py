@@ -243,8 +243,11 @@ class PlayerArrays:
         used, _, free = (int(v) for v in self.pool)
         if size - used + free < chunks:
             size = max(2 * size, used + chunks)
-        return PlayerArrays(_resized(self.records, rows, kernel.UNKNOWN_PLAYER), _resized(self.chunks, size, 0),
-                            self.pool.copy())
+        # Only the chunks ever used are copied: the room is reserved for a month's worst case
+        # and mostly stays unused, and a chunk is written when it is first taken, never read before.
+        pool_chunks = np.empty((size, kernel.CHUNK_FIELDS), dtype=np.int64)
+        pool_chunks[:used] = self.chunks[:used]
+        return PlayerArrays(_resized(self.records, rows, kernel.UNKNOWN_PLAYER), pool_chunks, self.pool.copy())
 
     def collected(self, player: int) -> list[Result]:
         """A player's collected results, in order."""

@@ -174,13 +174,16 @@ def _same_string(data, start, end, word, other_start, other_end):
 
 @njit(cache=True, inline="always")
 def _prefix(data, start, end):
-    """The first eight bytes of data[start:end] as a little-endian word (zero-padded)."""
+    """The first eight bytes of data[start:end] as a little-endian word (zero-padded).
+
+    The reads use unsigned indices: numba then leaves out its fix-up for negative ones, which
+    made the eight reads several percent of the month's parsing."""
     length = end - start
     if start + 8 <= data.size:
-        word = (np.uint64(data[start]) | (np.uint64(data[start + 1]) << np.uint64(8))
-                | (np.uint64(data[start + 2]) << np.uint64(16)) | (np.uint64(data[start + 3]) << np.uint64(24))
-                | (np.uint64(data[start + 4]) << np.uint64(32)) | (np.uint64(data[start + 5]) << np.uint64(40))
-                | (np.uint64(data[start + 6]) << np.uint64(48)) | (np.uint64(data[start + 7]) << np.uint64(56)))
+        at = np.uint64(start)
+        word = np.uint64(0)
+        for k in range(8):
+            word |= np.uint64(data[at + np.uint64(k)]) << np.uint64(8 * k)
         if length >= 8:
             return word
         return word & ((np.uint64(1) << np.uint64(8 * length)) - np.uint64(1))
@@ -861,27 +864,44 @@ def _stable_order(keys):
     return order
 
 
+_LONGEST_ENTRY = 41   # the longest display string: two int64 values (20 characters each) and "-"
+
+
 @njit(cache=True)
 def rankings(records, count, id_rank):
     """The list: rated players by rating desc, then player id (`id_rank` is each player's place
     in id order); equal ratings share a rank (1-2-2-4). Returns player numbers, then rank and
     evaluations as rows of one array, the ratings, last_evaluated (NO_DAY for none), and the
-    display strings ("1797-5") as Arrow string offsets and bytes."""
+    display strings ("1797-5") as Arrow string offsets and bytes.
+
+    The records are read once, in number order, and what the list shows is carried through the
+    sort in plain arrays, so no pass reads records out of order; the display strings are
+    written in one pass into room for the longest ones."""
     at_rank = np.full(count, -1, np.int64)
+    rating_at = np.empty(count, np.int64)
+    evaluations_at = np.empty(count, np.int64)
+    last_at = np.empty(count, np.int32)
     listed = 0
     for p in range(count):
-        if records[p].rated:
-            at_rank[id_rank[p]] = p
+        rec = records[p]
+        if rec.rated:
+            place = id_rank[p]
+            at_rank[place] = p
+            rating_at[place] = rec.rating
+            evaluations_at[place] = rec.evaluations
+            last_at[place] = rec.last_evaluated
             listed += 1
-    by_id = np.empty(listed, np.int64)
+    # In id order: the listed players' ratings and places.
     rating_by_id = np.empty(listed, np.int64)
+    place_by_id = np.empty(listed, np.int64)
     at = 0
-    for p in at_rank:
-        if p >= 0:
-            by_id[at] = p
-            rating_by_id[at] = records[p].rating
+    for place in range(count):
+        if at_rank[place] >= 0:
+            rating_by_id[at] = rating_at[place]
+            place_by_id[at] = place
             at += 1
-    players = np.empty(listed, np.int64)
+    # Best first, ties in id order: each listed player's place in id order.
+    places = np.empty(listed, np.int64)
     if listed > 0:
         low = rating_by_id.min()
         high = rating_by_id.max()
@@ -895,39 +915,39 @@ def rankings(records, count, id_rank):
                 start[v + 1] += start[v]
             for at in range(listed):
                 slot = high - rating_by_id[at]
-                players[start[slot]] = by_id[at]
+                places[start[slot]] = place_by_id[at]
                 start[slot] += 1
         else:
             # Ratings too far apart to count: a stable merge sort, best first.
             order = _stable_order(high - rating_by_id)
             for at in range(listed):
-                players[at] = by_id[order[at]]
+                places[at] = place_by_id[order[at]]
 
+    players = np.empty(listed, np.int64)
     columns = np.empty((2, listed), np.int64)
     last_out = np.empty(listed, np.int32)
     ratings_out = np.empty(listed, np.float64)
     offsets = np.zeros(listed + 1, np.int32)
+    text = np.empty(_LONGEST_ENTRY * listed, np.uint8)
     size = 0
     previous = 0
     for at in range(listed):
-        rec = records[players[at]]
-        if at > 0 and rec.rating == previous:
+        place = places[at]
+        rating = rating_at[place]
+        players[at] = at_rank[place]
+        if at > 0 and rating == previous:
             columns[0, at] = columns[0, at - 1]
         else:
             columns[0, at] = at + 1
-        previous = rec.rating
-        ratings_out[at] = rec.rating
-        columns[1, at] = rec.evaluations
-        last_out[at] = rec.last_evaluated
-        size += (1 if rec.rating < 0 else 0) + _digits(rec.rating) + 1 + _digits(rec.evaluations)
-        offsets[at + 1] = size
-    text = np.empty(size, np.uint8)
-    for at in range(listed):
-        rec = records[players[at]]
-        end = _write_int(text, offsets[at], rec.rating)
+        previous = rating
+        ratings_out[at] = rating
+        columns[1, at] = evaluations_at[place]
+        last_out[at] = last_at[place]
+        end = _write_int(text, size, rating)
         text[end] = 45  # "-"
-        _write_int(text, end + 1, rec.evaluations)
-    return players, columns, ratings_out, last_out, offsets, text
+        size = _write_int(text, end + 1, evaluations_at[place])
+        offsets[at + 1] = size
+    return players, columns, ratings_out, last_out, offsets, text[:size]
 
 
 # --- checkpoints ------------------------------------------------------------------------------

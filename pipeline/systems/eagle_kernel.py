@@ -61,8 +61,10 @@ def last_day_before(day, years):
 # Rows from Arrow string columns (offsets + UTF-8 bytes)
 # ---------------------------------------------------------------------------------------------
 
-_FNV_BASIS = np.int64(-3750763034362895579)  # 14695981039346656037 as a signed 64-bit integer
-_FNV_PRIME = np.int64(1099511628211)
+_MIX_1 = np.uint64(0xFF51AFD7ED558CCD)
+_MIX_2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S29 = np.uint64(29)
+_S32 = np.uint64(32)
 
 
 @plain_njit
@@ -77,16 +79,41 @@ def _same_bytes(a, a_start, a_stop, b, b_start, b_stop):
 
 
 @plain_njit
+def _prefix(data, start, stop):
+    """The first eight bytes of data[start:stop] packed little-endian (zero-padded), as uint64.
+
+    Where the buffer holds eight bytes from `start`, all eight are read and those past `stop`
+    masked off, so no branch depends on the length; unsigned indices spare numba's check for
+    negative ones on every read."""
+    length = stop - start
+    at = np.uint64(start)
+    if start + 8 <= data.shape[0]:
+        word = np.uint64(0)
+        for k in range(8):
+            word |= np.uint64(data[at + np.uint64(k)]) << np.uint64(8 * k)
+        keep = np.uint64(0xFFFFFFFFFFFFFFFF) if length >= 8 else (np.uint64(1) << np.uint64(8 * length)) - np.uint64(1)
+        return word & keep
+    word = np.uint64(0)
+    for k in range(min(length, 8)):
+        word |= np.uint64(data[at + np.uint64(k)]) << np.uint64(8 * k)
+    return word
+
+
+@plain_njit
 def _id_key(data, start, stop):
-    """(FNV-1a hash, first eight bytes packed little-endian) of the id data[start:stop]."""
-    h = _FNV_BASIS
-    prefix = np.int64(0)
-    for i in range(start, stop):
-        byte = np.int64(data[i])
-        h = (h ^ byte) * _FNV_PRIME
-        if i - start < 8:
-            prefix |= byte << (8 * (i - start))
-    return h, prefix
+    """(hash, first eight bytes packed little-endian) of the id data[start:stop]: the bytes are
+    mixed in a word (eight bytes) at a time, multiply and xorshift, instead of byte by byte."""
+    prefix = _prefix(data, start, stop)
+    h = (prefix ^ np.uint64(stop - start)) * _MIX_1
+    h ^= h >> _S29
+    k = start + 8
+    while k < stop:
+        word = _prefix(data, k, stop)
+        h = (h ^ word) * _MIX_1
+        h ^= h >> _S29
+        k += 8
+    h *= _MIX_2
+    return np.int64(h ^ (h >> _S32)), np.int64(prefix)
 
 
 @njit(cache=True)
@@ -159,17 +186,66 @@ def number_ids(offsets, data, count, pool, pool_offsets, slots):
     return out, count, pool, pool_offsets, slots
 
 
+_NAME_SLOTS = 64
+_NAME_SHIFT = np.uint64(58)   # the top six bits of a product pick one of the 64 slots
+_AMBIGUOUS = -2
+
+
+@plain_njit
+def _name_slot(length, first):
+    """The slot of a string of `length` bytes whose first eight are `first` (match_names)."""
+    return np.int64(((first ^ np.uint64(length)) * _MIX_1) >> _NAME_SHIFT)
+
+
+@plain_njit
+def _name_at(c, length, first, second, name_lengths, name_words):
+    """Whether name c has this length and these first sixteen bytes (as two words)."""
+    return (name_lengths[c] == length) & (name_words[c, 0] == first) & (name_words[c, 1] == second)
+
+
 @njit(cache=True)
 def match_names(offsets, data, name_offsets, names):
-    """Index of each row's string among the names (name_offsets/names, Arrow layout); -1 if none."""
+    """Index of each row's string among the names (name_offsets/names, Arrow layout); -1 if none.
+
+    Rows come in no predictable order of names, so branching byte by byte or name by name would
+    mostly mispredict: a row's length and first eight bytes pick a slot of a small table that
+    holds the one name that could match there (or marks a slot shared by several names, which
+    are then tried in turn), and the name is compared by length and first sixteen bytes as two
+    words. Only a string longer than sixteen bytes has its remaining bytes compared."""
+    n_names = name_offsets.shape[0] - 1
+    name_words = np.empty((n_names, 2), dtype=np.uint64)
+    name_lengths = np.empty(n_names, dtype=np.int64)
+    slots = np.full(_NAME_SLOTS, -1, dtype=np.int64)
+    for c in range(n_names):
+        start, stop = name_offsets[c], name_offsets[c + 1]
+        name_words[c, 0] = _prefix(names, start, stop)
+        name_words[c, 1] = _prefix(names, start + 8, max(stop, start + 8))
+        name_lengths[c] = stop - start
+        slot = _name_slot(name_lengths[c], name_words[c, 0])
+        slots[slot] = c if slots[slot] == -1 else _AMBIGUOUS
     n = offsets.shape[0] - 1
     out = np.empty(n, dtype=np.int8)
     for r in range(n):
-        out[r] = -1
-        for c in range(name_offsets.shape[0] - 1):
-            if _same_bytes(data, offsets[r], offsets[r + 1], names, name_offsets[c], name_offsets[c + 1]):
-                out[r] = c
-                break
+        start, stop = offsets[r], offsets[r + 1]
+        length = stop - start
+        first = _prefix(data, start, stop)
+        second = _prefix(data, start + 8, max(stop, start + 8))
+        c = slots[_name_slot(length, first)]
+        found = -1
+        if c >= 0:
+            found = c if _name_at(c, length, first, second, name_lengths, name_words) else -1
+        elif c == _AMBIGUOUS:
+            for d in range(n_names):
+                if _name_at(d, length, first, second, name_lengths, name_words):
+                    found = d
+                    break
+        if found >= 0 and length > 16:
+            found = -1
+            for d in range(n_names):
+                if _same_bytes(data, start, stop, names, name_offsets[d], name_offsets[d + 1]):
+                    found = d
+                    break
+        out[r] = found
     return out
 
 
