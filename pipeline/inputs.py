@@ -1,9 +1,9 @@
 """Read the validated feeds (Parquet in the warehouse) in each system's processing order."""
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 
+import numpy as np
 import pyarrow as pa
 
 from pipeline.months import Month
@@ -53,11 +53,13 @@ def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> 
 
 def split_by_month(table: pa.Table, feed: str, months: list[Month]) -> dict[Month, pa.Table]:
     """Zero-copy slices of a date-sorted table, one per month (empty where nothing finished)."""
-    dates: list[dt.date] = table.column(DATE_COLUMN[feed]).to_pylist()
+    # Days since the epoch, searched as integers: no Python date per row.
+    days = table.column(DATE_COLUMN[feed]).combine_chunks().cast(pa.int32()).to_numpy(zero_copy_only=False)
+    epoch = dt.date(1970, 1, 1)
     slices = {}
     for month in months:
-        lo = bisect.bisect_left(dates, month.first_day)
-        hi = bisect.bisect_right(dates, month.last_day)
+        lo = int(np.searchsorted(days, (month.first_day - epoch).days, side="left"))
+        hi = int(np.searchsorted(days, (month.last_day - epoch).days, side="right"))
         slices[month] = table.slice(lo, hi - lo)
     return slices
 

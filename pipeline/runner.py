@@ -18,7 +18,7 @@ from pipeline.store import Warehouse
 from pipeline.systems.base import MonthInput, RatingSystem
 
 # Bumped whenever the checkpoint layout changes; older checkpoints are then not reused.
-CHECKPOINT_FORMAT = 4
+CHECKPOINT_FORMAT = 5
 
 # Months of input read at once.
 READ_MONTHS = 12

@@ -39,13 +39,11 @@ class Carry:
     names: pa.Table = field(default_factory=NAMES.empty_table)
 
     def encode(self) -> dict:
-        return {"previous": self.previous.to_pydict(), "peaks": self.peaks.to_pydict(),
-                "names": self.names.to_pydict()}
+        return {"previous": self.previous, "peaks": self.peaks, "names": self.names}
 
     @classmethod
     def decode(cls, data: dict) -> "Carry":
-        return cls(pa.table(data["previous"], schema=CARRY_PREVIOUS), pa.table(data["peaks"], schema=CARRY_PEAKS),
-                   pa.table(data["names"], schema=NAMES))
+        return cls(data["previous"].cast(CARRY_PREVIOUS), data["peaks"].cast(CARRY_PEAKS), data["names"].cast(NAMES))
 
 
 def registry_names(registry: Mapping[str, PlayerInfo]) -> pa.Table:
@@ -62,17 +60,18 @@ def note_names(carry: Carry, results: pa.Table) -> None:
     named = results.select(["player_id", "player_name"]).filter(pc.is_valid(results["player_name"]))
     if named.num_rows == 0:
         return
-    latest: dict[str, str] = dict(zip(named["player_id"].to_pylist(), named["player_name"].to_pylist()))
-    month = pa.table({"player_id": pa.array(list(latest), pa.string()),
-                      "_name": pa.array(list(latest.values()), pa.string())})
+    # Ordered (single-threaded) aggregation: "last" is the latest row of each player.
+    latest = named.group_by("player_id", use_threads=False).aggregate([("player_name", "last")])
+    month = pa.table({"player_id": latest["player_id"].cast(pa.string()),
+                      "_name": latest["player_name_last"].cast(pa.string())})
     kept = carry.names.filter(pc.invert(pc.is_in(carry.names["player_id"], value_set=month["player_id"])))
     carry.names = pa.concat_tables([kept, month]).combine_chunks()
 
 
-def _aligned(left: pa.Table, right: pa.Table) -> pa.Table:
-    """Left-join `right` on player_id, returned in the left table's row order (`_i`)."""
-    joined = left.join(right, "player_id", join_type="left outer", use_threads=False)
-    return joined.sort_by("_i")
+def _aligned(ids: pa.Array, right: pa.Table, column: str) -> pa.Array:
+    """`right`'s column for each id, in the ids' order (null where `right` has no row): a left join."""
+    positions = pc.index_in(ids, value_set=right["player_id"].combine_chunks())
+    return right[column].combine_chunks().take(positions)
 
 
 def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carry: Carry,
@@ -82,13 +81,10 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
     n = table.num_rows
     rank = table["rank"].cast(pa.int64())
     rating = table["rating"].cast(pa.float64())
-    keys = pa.table({"player_id": table["player_id"].cast(pa.string()), "_i": pa.array(range(n), pa.int64())})
-    facts = _aligned(keys, carry.previous)
-    facts = _aligned(facts, carry.peaks)
-    facts = _aligned(facts, carry.names)
-    facts = _aligned(facts, registry_table)
-    peak = pc.max_element_wise(facts["_peak"], rating, skip_nulls=True)
-    name = pc.coalesce(facts["_registry_name"], facts["_name"])
+    ids = table["player_id"].cast(pa.string()).combine_chunks()
+    keys = pa.table({"player_id": ids})
+    peak = pc.max_element_wise(_aligned(ids, carry.peaks, "_peak"), rating, skip_nulls=True)
+    name = pc.coalesce(_aligned(ids, registry_table, "_registry_name"), _aligned(ids, carry.names, "_name"))
     common = {
         "system": pa.array([system.name] * n, pa.string()),
         "as_of": pa.array([month.last_day] * n, pa.date32()),
@@ -96,8 +92,8 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
         "player_id": keys["player_id"],
         "player_name": name,
         "rating": rating,
-        "rank_change": pc.subtract(facts["_prev_rank"], rank),
-        "rating_change": pc.subtract(rating, facts["_prev_rating"]),
+        "rank_change": pc.subtract(_aligned(ids, carry.previous, "_prev_rank"), rank),
+        "rating_change": pc.subtract(rating, _aligned(ids, carry.previous, "_prev_rating")),
         "peak_rating": peak,
     }
     carry.previous = pa.table({"player_id": keys["player_id"], "_prev_rank": rank, "_prev_rating": rating})

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 _TAG = "$"
 
@@ -21,6 +22,12 @@ def to_jsonable(value: Any) -> Any:
         data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
         return {_TAG: "nd", "dtype": data.dtype.str, "shape": list(value.shape),
                 "v": base64.b64encode(data.tobytes()).decode("ascii")}
+    if isinstance(value, pa.Table):
+        # Arrow IPC: columnar data with its schema, exact and fast for tables of many players.
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, value.schema) as writer:
+            writer.write_table(value.combine_chunks())
+        return {_TAG: "arrow", "v": base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")}
     if isinstance(value, np.generic):
         return to_jsonable(value.item())
     if value is None or isinstance(value, (bool, int, str)):
@@ -60,6 +67,8 @@ def from_jsonable(value: Any) -> Any:
         if tag == "nd":
             raw = base64.b64decode(payload)
             return np.frombuffer(raw, dtype=np.dtype(value["dtype"])).reshape(value["shape"]).copy()
+        if tag == "arrow":
+            return pa.ipc.open_stream(base64.b64decode(payload)).read_all()
         if tag == "pairs":
             return {from_jsonable(k): from_jsonable(v) for k, v in payload}
         raise ValueError(f"unknown checkpoint tag {tag!r}")
