@@ -6,7 +6,11 @@ process by default, Celery workers in the production profile) on the instance DA
 """
 from __future__ import annotations
 
+import logging
+import multiprocessing
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,6 +26,7 @@ from pipeline.planning import plan_all
 from pipeline.systems.registry import SYSTEM_NAMES
 from pipeline.validate import FeedCounts, QUARANTINE_TABLE, feed_counts
 
+ENV_SYSTEMS_AT_ONCE = "DIPRANK_SYSTEMS_AT_ONCE"
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 MAX_LISTED_PROBLEMS = 20
 TOP_N = 5
@@ -57,6 +62,72 @@ def _failure_message(result) -> str:
             message = error.message.strip().splitlines()[0] if error else "step failed"
             return f"{event.step_key}: {message}"
     return "the run failed"
+
+
+@dataclass
+class SystemOutcome:
+    run: SystemRun
+    failure: str = ""
+
+
+def rate_system(plan, folders: dict[str, str]) -> SystemOutcome:
+    """One system's range run, to completion."""
+    started = time.perf_counter()
+    result = run_job(DagsterInstance.get(), rating_job_name(plan.system), folders, tags={
+        "dagster/asset_partition_range_start": plan.first.partition_key,
+        "dagster/asset_partition_range_end": plan.last.partition_key,
+    })
+    run = SystemRun(plan.system, plan.first, plan.last, len(month_range(plan.first, plan.last)),
+                    time.perf_counter() - started)
+    if not result.success:
+        return SystemOutcome(run, _failure_message(result))
+    done = result.asset_materializations_for_node(f"{plan.system}_rankings")
+    compute = done[-1].metadata.get("seconds") if done else None
+    run.compute_seconds = compute.value if compute is not None else None
+    return SystemOutcome(run)
+
+
+def _rate_system_in_child(plan, folders: dict[str, str], progress: bool) -> SystemOutcome:
+    # A fresh (spawned) process: as quiet as the command, and its progress lines shown the same way.
+    import warnings
+
+    from pipeline.cli import _progress_printer
+
+    warnings.filterwarnings("ignore")
+    logging.getLogger("dagster").setLevel(logging.ERROR)
+    _progress_printer(quiet=not progress)
+    return rate_system(plan, folders)
+
+
+def systems_at_once(env=os.environ) -> int:
+    """How many systems run side by side (DIPRANK_SYSTEMS_AT_ONCE; default: one per core, at most four)."""
+    value = env.get(ENV_SYSTEMS_AT_ONCE)
+    if value:
+        return max(1, int(value))
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def rate_systems(plans: list, folders: dict[str, str]):
+    """Run the systems' range runs, side by side in separate processes when several cores are there.
+
+    The systems write disjoint outputs and only read the validated feeds (each run holds its own
+    system's lock and a shared feeds lock), so they need no order among them.
+    """
+    at_once = min(systems_at_once(), len(plans))
+    if at_once <= 1:
+        for plan in plans:
+            yield rate_system(plan, folders)
+        return
+    progress = bool(logging.getLogger("diprank.progress").handlers)
+    # Spawned, not forked: the parent holds DuckDB and Arrow thread pools.
+    with ProcessPoolExecutor(max_workers=at_once, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_rate_system_in_child, plan, folders, progress) for plan in plans]
+        for plan, future in zip(plans, futures):
+            try:
+                yield future.result()
+            except Exception as error:  # a child that died (killed, out of memory) or could not start
+                yield SystemOutcome(SystemRun(plan.system, plan.first, plan.last, 0, 0.0),
+                                    f"{type(error).__name__}: {error}")
 
 
 def read_counts(warehouse: Warehouse) -> list[FeedCounts]:
@@ -138,26 +209,22 @@ def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: M
     if all(c.valid == 0 for c in counts if c.feed != "players"):
         print("\ndiprank: no valid results in any feed; nothing to rate.")
         return 1
-    runs: list[SystemRun] = []
-    for plan in plan_all(warehouse, Settings.from_env(), first, last, systems):
-        name = plan.system
-        if plan.first is None:
-            runs.append(SystemRun(name, None, None, 0, 0.0, plan.note))
-            continue
-        lo, hi = plan.first, plan.last
-        say(f"{name}: {lo} … {hi}")
-        t0 = time.perf_counter()
-        result = run_job(instance, rating_job_name(name), folders, tags={
-            "dagster/asset_partition_range_start": lo.partition_key,
-            "dagster/asset_partition_range_end": hi.partition_key,
-        })
-        if not result.success:
-            print(f"diprank: {name} failed: {_failure_message(result)}")
-            return 1
-        done = result.asset_materializations_for_node(f"{name}_rankings")
-        compute = done[-1].metadata.get("seconds") if done else None
-        runs.append(SystemRun(name, lo, hi, len(month_range(lo, hi)), time.perf_counter() - t0,
-                              compute_seconds=compute.value if compute is not None else None))
+    plans = plan_all(warehouse, Settings.from_env(), first, last, systems)
+    runs = [SystemRun(p.system, None, None, 0, 0.0, p.note) for p in plans if p.first is None]
+    todo = [p for p in plans if p.first is not None]
+    for plan in todo:
+        say(f"{plan.system}: {plan.first} … {plan.last}")
+    failures = []
+    for outcome in rate_systems(todo, folders):
+        if outcome.failure:
+            failures.append(outcome.failure)
+            print(f"diprank: {outcome.run.system} failed: {outcome.failure}")
+        else:
+            runs.append(outcome.run)
+    if failures:
+        return 1
+    order = {p.system: i for i, p in enumerate(plans)}
+    runs.sort(key=lambda r: order[r.system])
     print("\nsnapshots written:")
     for run in runs:
         if run.first is None:

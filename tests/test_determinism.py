@@ -39,3 +39,18 @@ def test_names_round_trip_exactly_into_parquet(tmp_path):
     assert code == 0, out + err
     table = pq.read_table(tmp_path / "w" / "rankings" / "club" / "year=2019" / "month=05" / "rankings.parquet")
     assert sorted(table.column("player_name").to_pylist()) == sorted(names)
+
+
+def test_systems_side_by_side_write_what_one_after_another_writes(tmp_path):
+    """Rating systems run in separate processes when cores allow; the bytes do not depend on it."""
+    from tests.support import environment
+
+    raw = tmp_path / "raw"
+    write_csv(raw / "games" / "g.csv", list(synthetic_games(33, 150, 25, dt.date(2018, 1, 1), dt.date(2019, 6, 30))))
+    results = {}
+    for at_once in ("1", "2"):
+        with environment(DIPRANK_SYSTEMS_AT_ONCE=at_once):
+            code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / f"w{at_once}"), "--quiet")
+        assert code == 0, out + err
+        results[at_once] = tree_bytes(tmp_path / f"w{at_once}", OUTPUTS)
+    assert results["1"] and results["1"] == results["2"]
