@@ -13,7 +13,7 @@ from pipeline import config
 from pipeline.config import Settings
 from pipeline.locking import warehouse_lock
 from pipeline.months import Month
-from pipeline.store import Warehouse
+from pipeline.store import Warehouse, duckdb_settings
 
 
 class DiprankResource(ConfigurableResource):
@@ -65,10 +65,7 @@ class DiprankResource(ConfigurableResource):
         warehouse = self.warehouse
         with warehouse_lock(warehouse.duckdb_lock_path, wait=True):
             warehouse.local_dir.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(warehouse.duckdb_path), config={
-                # Bounded memory: DuckDB spills large sorts and joins to disk beyond this.
-                "memory_limit": os.environ.get(config.ENV_DUCKDB_MEMORY, config.DEFAULT_DUCKDB_MEMORY),
-            })
+            con = duckdb.connect(str(warehouse.duckdb_path), config=duckdb_settings())
             if warehouse.remote:
                 con.register_filesystem(warehouse.filesystem())
             try:

@@ -20,6 +20,8 @@ from pipeline.months import Month
 DUCKDB_FILE = "diprank.duckdb"
 ENV_LOCAL_DIR = "DIPRANK_LOCAL_DIR"
 DEFAULT_LOCAL_DIR = "data/local"
+ENV_DUCKDB_MEMORY = "DIPRANK_DUCKDB_MEMORY"
+DEFAULT_DUCKDB_MEMORY = "2GB"
 PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics=True,
                        use_dictionary=True, data_page_version="2.0")
 
@@ -27,6 +29,12 @@ PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics
 def month_folder(month: Month) -> str:
     """Hive partition path of a month: year=YYYY/month=MM."""
     return f"year={month.year:04d}/month={month.month:02d}"
+
+
+def duckdb_settings() -> dict[str, str]:
+    """Settings of every DuckDB connection: bounded memory (DuckDB spills large sorts to disk
+    beyond it) instead of DuckDB's default of most of the machine's memory per connection."""
+    return {"memory_limit": os.environ.get(ENV_DUCKDB_MEMORY, DEFAULT_DUCKDB_MEMORY)}
 
 
 def is_url(location: str | os.PathLike) -> bool:
@@ -157,7 +165,7 @@ class Warehouse:
 
     def scan(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection that can read the warehouse's files."""
-        con = duckdb.connect(":memory:")
+        con = duckdb.connect(":memory:", config=duckdb_settings())
         if self.remote:
             # DuckDB reads object storage through the same fsspec filesystem as the writers.
             con.register_filesystem(self.root.fs)
