@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from pipeline.checks import CheckOutcome, check_tables, no_outcomes
 from pipeline.months import Month
-from pipeline.store import Warehouse, atomic_write_parquet
+from pipeline.store import Warehouse, atomic_write_parquet, duckdb_settings
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem
 
 COMMON_HEAD = ["system", "as_of", "rank", "player_id", "player_name", "rating",
@@ -117,14 +117,20 @@ def validate_output(model, table: pa.Table, what: str) -> None:
         # Nothing to check (and Pandera's null checks misreport on an empty table); the writer's
         # schema still fixes the columns.
         return
+    # A connection of its own, closed afterwards: tables registered with ibis's shared default
+    # connection stay referenced there for the life of the process (memory grew with every batch).
+    con = ibis.duckdb.connect(**duckdb_settings())
     try:
-        model.validate(ibis.memtable(table), lazy=True)
+        con.con.register("batch", table)  # the Arrow table itself, no copy
+        model.validate(con.table("batch"), lazy=True)
     except pdi.errors.SchemaErrors as errors:
         cases = errors.failure_cases
         summary = "; ".join(
             f"{check}: {case}" for check, case in list(zip(cases["check"], cases["failure_case"]))[:5]
         )
         raise OutputInvalid(f"{what} failed validation ({len(cases)} failures): {summary}") from None
+    finally:
+        con.disconnect()
 
 
 @dataclass

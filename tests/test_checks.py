@@ -100,3 +100,22 @@ def test_a_run_of_months_without_results_writes_empty_history(tmp_path):
     import pyarrow.parquet as pq
     history = pq.read_table(tmp_path / "w" / "history" / "dip_pouch" / "year=2019" / "month=07" / "history.parquet")
     assert history.num_rows == 0 and "tournament_value" in history.column_names
+
+
+def test_a_table_breaking_its_model_is_never_written():
+    """The writer's Pandera validation (run in DuckDB) refuses a defective table and names the check."""
+    import pytest
+
+    from pipeline.snapshots import OutputInvalid, validate_output
+    from schemas.outputs import RankingsBase
+
+    def table(ranks):
+        return pa.table({
+            "system": ["dip_pouch"] * 2, "as_of": [MONTH.last_day] * 2, "rank": pa.array(ranks, pa.int64()),
+            "player_id": ["a", "b"], "player_name": ["A", None], "rating": [60.0, 50.0],
+            "rank_change": pa.array([None, 1], pa.int64()), "rating_change": pa.array([None, 2.0], pa.float64()),
+            "peak_rating": [60.0, 50.0]})
+
+    validate_output(RankingsBase, table([1, 2]), "good rankings")
+    with pytest.raises(OutputInvalid, match="rank"):
+        validate_output(RankingsBase, table([0, 2]), "bad rankings")
