@@ -7,9 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import psycopg2
 import pytest
-import s3fs
 
 from tests.integration.conftest import TIMINGS
 from tests.integration.servers import BIN, BUCKET, DEPLOYMENT_WAREHOUSE, REPO
@@ -29,6 +27,8 @@ def local_files(root: Path) -> dict[str, bytes]:
 
 
 def remote_files(env: dict[str, str], prefix: str) -> dict[str, bytes]:
+    import s3fs  # the integration extra; `make test` collects this module without it
+
     fs = s3fs.S3FileSystem(key=env["AWS_ACCESS_KEY_ID"], secret=env["AWS_SECRET_ACCESS_KEY"],
                            client_kwargs={"endpoint_url": env["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
                            use_listings_cache=False)
@@ -46,6 +46,8 @@ def assert_same_outputs(embedded: Path, env: dict[str, str], prefix: str) -> Non
 
 def runs_of(stack, warehouse: str) -> list[dict]:
     """Dagster's run records of one warehouse, read from the PostgreSQL run storage."""
+    import psycopg2  # the production extra; `make test` collects this module without it
+
     with psycopg2.connect(host="127.0.0.1", port=stack.pg_port, user="dagster", dbname="dagster") as con:
         with con.cursor() as cur:
             cur.execute(
