@@ -68,10 +68,10 @@ def note_names(carry: Carry, results: pa.Table) -> None:
     carry.names = pa.concat_tables([kept, month]).combine_chunks()
 
 
-def _aligned(ids: pa.Array, right: pa.Table, column: str) -> pa.Array:
-    """`right`'s column for each id, in the ids' order (null where `right` has no row): a left join."""
+def _aligned(ids: pa.Array, right: pa.Table, *columns: str) -> list[pa.Array]:
+    """`right`'s columns for each id, in the ids' order (null where `right` has no row): a left join."""
     positions = pc.index_in(ids, value_set=right["player_id"].combine_chunks())
-    return right[column].combine_chunks().take(positions)
+    return [right[column].combine_chunks().take(positions) for column in columns]
 
 
 def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carry: Carry,
@@ -83,8 +83,9 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
     rating = table["rating"].cast(pa.float64())
     ids = table["player_id"].cast(pa.string()).combine_chunks()
     keys = pa.table({"player_id": ids})
-    peak = pc.max_element_wise(_aligned(ids, carry.peaks, "_peak"), rating, skip_nulls=True)
-    name = pc.coalesce(_aligned(ids, registry_table, "_registry_name"), _aligned(ids, carry.names, "_name"))
+    previous_rank, previous_rating = _aligned(ids, carry.previous, "_prev_rank", "_prev_rating")
+    peak = pc.max_element_wise(*_aligned(ids, carry.peaks, "_peak"), rating, skip_nulls=True)
+    name = pc.coalesce(*_aligned(ids, registry_table, "_registry_name"), *_aligned(ids, carry.names, "_name"))
     common = {
         "system": pa.array([system.name] * n, pa.string()),
         "as_of": pa.array([month.last_day] * n, pa.date32()),
@@ -92,8 +93,8 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
         "player_id": keys["player_id"],
         "player_name": name,
         "rating": rating,
-        "rank_change": pc.subtract(_aligned(ids, carry.previous, "_prev_rank"), rank),
-        "rating_change": pc.subtract(rating, _aligned(ids, carry.previous, "_prev_rating")),
+        "rank_change": pc.subtract(previous_rank, rank),
+        "rating_change": pc.subtract(rating, previous_rating),
         "peak_rating": peak,
     }
     carry.previous = pa.table({"player_id": keys["player_id"], "_prev_rank": rank, "_prev_rating": rating})
