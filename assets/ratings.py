@@ -9,13 +9,13 @@ from dagster import (
 )
 
 from assets.metadata import column_schema, markdown_table
-from pipeline.checks import CHECK_DESCRIPTIONS, no_outcomes
-from pipeline.months import Month
-from pipeline.partitions import monthly_partitions
-from pipeline.resources import DiprankResource
-from pipeline.runner import NothingToRate, run_system
+from pipeline.rating.checks import CHECK_DESCRIPTIONS, no_outcomes
+from pipeline.core.months import Month
+from pipeline.defs.partitions import monthly_partitions
+from pipeline.defs.resources import DiprankResource
+from pipeline.rating.runner import NothingToRate, run_system
 from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key, system_class
-from pipeline.views import refresh_views
+from pipeline.warehouse.views import refresh_views
 
 # Progress lines also go to this logger, so the CLI can show them without Dagster's event log.
 progress_log = logging.getLogger("diprank.progress")

@@ -4,12 +4,12 @@
 processing order, split into zero-copy month slices beforehand as the runner does) and reports
 games/s and player-results/s (rows/s) of the best of `repeats` runs, after a warm-up on a small
 table so JIT compilation (or loading the cache) is not counted. The reference
-(pipeline.reference.club, which recomputes every month from scratch, so its per-game rate falls
+(pipeline.systems.club.reference, which recomputes every month from scratch, so its per-game rate falls
 as the slice grows) runs on the first games only; openskill's PlackettLuce rates each game of a
 slice once, ratings kept in a dict. Times are this process's CPU time, so other work on the
 machine does not skew the comparison; every path runs on one thread.
 
-Run directly, it generates 200,000 seven-player games with pipeline.generate (by default 10,000
+Run directly, it generates 200,000 seven-player games with pipeline.synthetic.generator (by default 10,000
 players over 20 years: the 240 months and the games per player of 1,000,000 games among 50,000
 players) and prints the three rates and the ratio of the compiled path to openskill:
 
@@ -30,10 +30,10 @@ import pyarrow.compute as pc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline import generate  # noqa: E402
-from pipeline.months import Month, month_range  # noqa: E402
-from pipeline.reference.club import club_reference  # noqa: E402
+from pipeline.core.months import Month, month_range  # noqa: E402
+from pipeline.systems.club.reference import club_reference  # noqa: E402
 from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
-from pipeline.systems.club import ClubRating  # noqa: E402
+from pipeline.systems.club.rules import ClubRating  # noqa: E402
 from pipeline.systems.games import games_from_rows  # noqa: E402
 
 REFERENCE_GAMES = 1_500

@@ -3,13 +3,13 @@
 `measure(games_table)` steps DiWZ over every month of a pre-built games table (GAME_COLUMNS,
 in processing order) after a warm-up on a small table (so JIT compilation is not timed): the
 whole step, from the month's Arrow table to its list and history tables. It runs the reference
-(pipeline.reference.diwz) on the first months up to a few thousand games and extrapolates per
+(pipeline.systems.diwz.reference) on the first months up to a few thousand games and extrapolates per
 game, and rates the same 7-power games once each with openskill's PlackettLuce (ratings kept in
 a dict), on a slice when the table is large. Rates count rated games (the ones DiWZ rates) and
 their player results; times are CPU seconds of this process (time.process_time), which other
 load on the machine disturbs less than wall time.
 
-Run directly, it generates 200,000 games with pipeline.generate.write_feeds (by default 10,000
+Run directly, it generates 200,000 games with pipeline.synthetic.generator.write_feeds (by default 10,000
 players over 20 years: the 240 months and the games per player of 1,000,000 games among 50,000
 players) and prints the three rates and the kernel/openskill ratio:
 
@@ -31,12 +31,12 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.generate import write_feeds  # noqa: E402
-from pipeline.months import Month  # noqa: E402
-from pipeline.reference.diwz import reference_diwz  # noqa: E402
+from pipeline.synthetic.generator import write_feeds  # noqa: E402
+from pipeline.core.months import Month  # noqa: E402
+from pipeline.systems.diwz.reference import reference_diwz  # noqa: E402
 from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
-from pipeline.systems.diwz import DiWZ  # noqa: E402
-from pipeline.systems.diwz_finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO  # noqa: E402
+from pipeline.systems.diwz.rules import DiWZ  # noqa: E402
+from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO  # noqa: E402
 
 EPOCH = dt.date(1970, 1, 1)
 REFERENCE_GAMES = 3_000

@@ -8,7 +8,7 @@ the games (it is quadratic, so its per-game rate on a slice flatters it), opensk
 seven-player game once with ratings kept in a dict (on a slice when the table is large).
 
 Run directly: `.venv/bin/python benchmarks/kernel_eagle.py [--games N --players N --years N]`
-writes synthetic feeds with pipeline.generate.write_feeds to a temporary folder and prints the
+writes synthetic feeds with pipeline.synthetic.generator.write_feeds to a temporary folder and prints the
 rates and the ratio of the kernel to openskill. The defaults (200,000 games among 10,000 players
 over 4 years) have as many games a month as the full-size case, 1,000,000 games among 50,000
 players over 20 years (`--games 1000000 --players 50000 --years 20`). Rates count the games the
@@ -30,11 +30,11 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.generate import write_feeds  # noqa: E402
-from pipeline.months import Month, month_range  # noqa: E402
-from pipeline.reference.eagle import eagle_reference  # noqa: E402
+from pipeline.synthetic.generator import write_feeds  # noqa: E402
+from pipeline.core.months import Month, month_range  # noqa: E402
+from pipeline.systems.eagle.reference import eagle_reference  # noqa: E402
 from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
-from pipeline.systems.eagle import EaglePoints  # noqa: E402
+from pipeline.systems.eagle.rules import EaglePoints  # noqa: E402
 from pipeline.systems.games import games_from_rows  # noqa: E402
 
 REFERENCE_GAMES = 1_000

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import duckdb  # noqa: E402
 
-from pipeline.generate import write_feeds  # noqa: E402
+from pipeline.synthetic.generator import write_feeds  # noqa: E402
 
 WORK = ROOT / "benchmarks" / "scratch"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
@@ -221,10 +221,10 @@ def dip_pouch_row(n_events: int) -> list[str]:
     import pyarrow.parquet as pq
     from openskill.models import PlackettLuce
 
-    from pipeline.months import Month, month_range
-    from pipeline.reference.dip_pouch import dip_pouch_ratings
+    from pipeline.core.months import Month, month_range
+    from pipeline.systems.dip_pouch.reference import dip_pouch_ratings
     from pipeline.systems.base import EVENT_RESULT_COLUMNS, MonthInput
-    from pipeline.systems.dip_pouch import DipPouch
+    from pipeline.systems.dip_pouch.rules import DipPouch
 
     folder = fresh(WORK / "dip_pouch_events")
     write_feeds(folder, games=10, players=max(500, n_events * 5), years=20, events=n_events, seed=4)

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.generate import (  # noqa: E402
+from pipeline.synthetic.generator import (  # noqa: E402
     COUNTRY_NAMES,
     EVENT_RESULTS_SCHEMA,
     EVENTS_SCHEMA,

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from dagster import Definitions
 
-from assets.feeds import raw_feed_assets
+from assets.raw_feeds import raw_feed_assets
 from assets.ratings import rating_assets
-from assets.validated import validated_feed_assets
-from pipeline.automation import schedules, sensors
-from pipeline.execution import executor_from_env
-from pipeline.jobs import ingest_job, rating_jobs
-from pipeline.resources import diprank_resource
+from assets.validated_feeds import validated_feed_assets
+from pipeline.defs.automation import schedules, sensors
+from pipeline.defs.executors import executor_from_env
+from pipeline.defs.jobs import ingest_job, rating_jobs
+from pipeline.defs.resources import diprank_resource
 
 defs = Definitions(
     assets=[*raw_feed_assets, *validated_feed_assets, *rating_assets],

@@ -18,13 +18,13 @@ from typing import Callable
 import duckdb
 from dagster import DagsterInstance, build_reconstructable_job, execute_job
 
-from pipeline.feeds import FEEDS
-from pipeline.jobs import INGEST_JOB, rating_job_name
-from pipeline.months import Month, month_range
-from pipeline.store import Warehouse, read_parquet
-from pipeline.planning import plan_all
+from pipeline.core.feed_spec import FEEDS
+from pipeline.defs.jobs import INGEST_JOB, rating_job_name
+from pipeline.core.months import Month, month_range
+from pipeline.warehouse.store import Warehouse, read_parquet
+from pipeline.rating.planning import plan_all
 from pipeline.systems.registry import SYSTEM_NAMES
-from pipeline.validate import FeedCounts, QUARANTINE_TABLE, feed_counts
+from pipeline.ingest.validation import FeedCounts, QUARANTINE_TABLE, feed_counts
 
 ENV_SYSTEMS_AT_ONCE = "DIPRANK_SYSTEMS_AT_ONCE"
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -91,7 +91,7 @@ def _rate_system_in_child(plan, folders: dict[str, str], progress: bool) -> Syst
     # A fresh (spawned) process: as quiet as the command, and its progress lines shown the same way.
     import warnings
 
-    from pipeline.cli import _progress_printer
+    from pipeline.cli.main import _progress_printer
 
     warnings.filterwarnings("ignore")
     logging.getLogger("dagster").setLevel(logging.ERROR)
@@ -180,7 +180,7 @@ def top_lines(warehouse: Warehouse, system: str, month: Month) -> list[str]:
 def run_everything(raw: Path, warehouse: Warehouse, first: Month | None, last: Month | None, *,
                    strict: bool, systems: list[str] | None, say: Callable[[str], None]) -> int:
     """Ingest, validate and rate; print the summary. Returns the exit code."""
-    from pipeline.config import Settings
+    from pipeline.settings import Settings
 
     started = time.perf_counter()
     warehouse.remove_leftovers()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pipeline.feeds import FEEDS
-from pipeline.months import Month
+from pipeline.core.feed_spec import FEEDS
+from pipeline.core.months import Month
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def environment(**values: str):
 
 def run_cli(*args: str) -> tuple[int, str, str]:
     """Run `diprank` in-process; returns (exit code, stdout, stderr)."""
-    from pipeline.cli import main
+    from pipeline.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     saved = {k: os.environ.get(k) for k in ("DIPRANK_RAW_DIR", "DIPRANK_WAREHOUSE_DIR", "DAGSTER_HOME")}

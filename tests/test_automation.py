@@ -6,13 +6,13 @@ from dagster import (
     build_sensor_context, materialize,
 )
 
-from pipeline.automation import (
+from pipeline.defs.automation import (
     RANGE_END, RANGE_START, THROUGH_TAG, monthly_tables, new_raw_files, rate_after_ingest, rating_requests,
 )
-from pipeline.config import Settings
-from pipeline.generate import synthetic_games
-from pipeline.months import Month
-from pipeline.store import Warehouse
+from pipeline.settings import Settings
+from pipeline.synthetic.generator import synthetic_games
+from pipeline.core.months import Month
+from pipeline.warehouse.store import Warehouse
 from tests.support import environment, run_cli, write_csv
 
 
@@ -51,10 +51,10 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
         row["game_id"] = "late"
     write_csv(raw / "games" / "b.csv", late)
     with environment(DIPRANK_RAW_DIR=str(raw), DIPRANK_WAREHOUSE_DIR=str(warehouse)):
-        from assets.feeds import raw_feed_assets
-        from assets.validated import validated_feed_assets
-        from pipeline.jobs import ingest_job
-        from pipeline.resources import diprank_resource
+        from assets.raw_feeds import raw_feed_assets
+        from assets.validated_feeds import validated_feed_assets
+        from pipeline.defs.jobs import ingest_job
+        from pipeline.defs.resources import diprank_resource
 
         instance = DagsterInstance.ephemeral()
         ingest = materialize([*raw_feed_assets, *validated_feed_assets], instance=instance,

@@ -4,12 +4,12 @@ import datetime as dt
 import pyarrow as pa
 from dagster import AssetKey, DagsterInstance, materialize
 
-from pipeline.checks import (
+from pipeline.rating.checks import (
     HISTORY_AGREES, ONE_ROW_PER_PLAYER, RANKS_CONTIGUOUS, RATING_IN_RANGE, check_tables, merge_outcomes,
 )
-from pipeline.months import Month
-from pipeline.systems.dip_pouch import DipPouch
-from pipeline.systems.eagle import EaglePoints
+from pipeline.core.months import Month
+from pipeline.systems.dip_pouch.rules import DipPouch
+from pipeline.systems.eagle.rules import EaglePoints
 from tests.support import environment, make_raw
 from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS
 
@@ -61,10 +61,10 @@ def test_assets_report_their_checks(tmp_path):
     """Asset layer: materialize ingest and one system on a temporary warehouse; every check passes."""
     raw = make_raw(tmp_path / "raw", games=GOOD_GAME, events=[GOOD_EVENT], event_results=GOOD_RESULTS)
     with environment(DIPRANK_RAW_DIR=str(raw), DIPRANK_WAREHOUSE_DIR=str(tmp_path / "w")):
-        from assets.feeds import raw_feed_assets
+        from assets.raw_feeds import raw_feed_assets
         from assets.ratings import rating_assets
-        from assets.validated import validated_feed_assets
-        from pipeline.resources import diprank_resource
+        from assets.validated_feeds import validated_feed_assets
+        from pipeline.defs.resources import diprank_resource
 
         instance = DagsterInstance.ephemeral()
         resources = {"diprank": diprank_resource()}
@@ -106,7 +106,7 @@ def test_a_table_breaking_its_model_is_never_written():
     """The writer's Pandera validation (run in DuckDB) refuses a defective table and names the check."""
     import pytest
 
-    from pipeline.snapshots import OutputInvalid, validate_output
+    from pipeline.rating.writer import OutputInvalid, validate_output
     from schemas.outputs import RankingsBase
 
     def table(ranks):

@@ -6,9 +6,9 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.locking import warehouse_lock
-from pipeline.months import Month, month_range
-from pipeline.store import Warehouse
+from pipeline.warehouse.locks import warehouse_lock
+from pipeline.core.months import Month, month_range
+from pipeline.warehouse.store import Warehouse
 from pipeline.systems.registry import SYSTEM_NAMES
 from tests.support import REPO, make_raw, run_cli, tree_bytes
 from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS, bad_game
@@ -117,7 +117,7 @@ def test_second_run_on_the_same_warehouse_refuses(tmp_path):
     store = Warehouse(tmp_path / "w")
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from pipeline.locking import warehouse_lock\n"
+         "import sys, time; from pathlib import Path; from pipeline.warehouse.locks import warehouse_lock\n"
          f"with warehouse_lock(Path({str(store.run_lock_path)!r})):\n print('held', flush=True); time.sleep(60)"],
         cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:

@@ -11,13 +11,13 @@ import pyarrow.compute as pc
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pipeline import state_codec
-from pipeline.generate import synthetic_games
-from pipeline.months import Month, month_range
-from pipeline.reference.club import club_reference
-from pipeline.systems import club_kernel as kernel
+from pipeline.core import state_codec
+from pipeline.synthetic.generator import synthetic_games
+from pipeline.core.months import Month, month_range
+from pipeline.systems.club.reference import club_reference
+from pipeline.systems.club import kernel
 from pipeline.systems.base import MonthInput, MonthOutput
-from pipeline.systems.club import ClubRating
+from pipeline.systems.club.rules import ClubRating
 from pipeline.systems.games import games_from_rows, rows_to_table
 
 FIRST_DAY, LAST_DAY = dt.date(2019, 10, 1), dt.date(2022, 3, 31)

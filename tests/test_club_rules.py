@@ -12,10 +12,10 @@ import pyarrow.compute as pc
 import pytest
 from pandera.errors import SchemaError
 
-from pipeline.months import Month, month_range
-from pipeline.rounding import half_up
+from pipeline.core.months import Month, month_range
+from pipeline.core.rounding import half_up
 from pipeline.systems.base import GAME_COLUMNS, MonthInput, MonthOutput
-from pipeline.systems.club import ClubRating
+from pipeline.systems.club.rules import ClubRating
 from pipeline.systems.games import rows_to_table
 from schemas.club import ClubHistory, ClubRankings
 from tests.fixtures import club_cases

@@ -10,7 +10,7 @@ import time
 
 import pyarrow.parquet as pq
 
-from pipeline.generate import synthetic_games
+from pipeline.synthetic.generator import synthetic_games
 from tests.support import REPO, tree_bytes, write_csv
 
 KILLS = 10

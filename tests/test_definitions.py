@@ -49,7 +49,7 @@ def test_production_instance_limits_every_writer_tag():
     """Each writer tag of the jobs has a one-run-per-warehouse limit in the production instance."""
     import yaml
 
-    from pipeline.execution import WRITER_TAGS
+    from pipeline.defs.executors import WRITER_TAGS
 
     instance = yaml.safe_load((REPO / "deploy" / "production" / "dagster.yaml").read_text())
     limits = instance["run_coordinator"]["config"]["tag_concurrency_limits"]
@@ -59,7 +59,7 @@ def test_production_instance_limits_every_writer_tag():
 
 
 def test_jobs_carry_their_writer_tags():
-    from pipeline.execution import FEEDS_WRITER_TAG, WRITER_TAGS, system_writer_tag
+    from pipeline.defs.executors import FEEDS_WRITER_TAG, WRITER_TAGS, system_writer_tag
 
     ingest = defs.resolve_job_def("ingest")
     assert set(WRITER_TAGS) <= set(ingest.tags)
@@ -71,7 +71,7 @@ def test_jobs_carry_their_writer_tags():
 def test_executor_comes_from_the_environment():
     import pytest
 
-    from pipeline.execution import ExecutorNotAvailable, executor_from_env
+    from pipeline.defs.executors import ExecutorNotAvailable, executor_from_env
 
     assert executor_from_env({}).name == "in_process"
     assert executor_from_env({"DIPRANK_EXECUTOR": "multiprocess"}).name == "multiprocess"

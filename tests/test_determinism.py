@@ -1,7 +1,7 @@
 """Same input, same bytes; non-conflicting deliveries in another order or split, same outputs."""
 import datetime as dt
 
-from pipeline.generate import synthetic_games
+from pipeline.synthetic.generator import synthetic_games
 from tests.support import run_cli, tree_bytes, write_csv
 
 OUTPUTS = ("rankings", "history", "awards", "validated")

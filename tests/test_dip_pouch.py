@@ -3,11 +3,11 @@ import datetime as dt
 
 import pytest
 
-from pipeline.reference.dip_pouch import dip_pouch_ratings
+from pipeline.systems.dip_pouch.reference import dip_pouch_ratings
 import numpy as np
 import pyarrow as pa
 
-from pipeline.systems.dip_pouch import national_rank_array, percentile, shared_rank_array, tournament_value
+from pipeline.systems.dip_pouch.rules import national_rank_array, percentile, shared_rank_array, tournament_value
 from tests.support import history, make_raw, rankings, run_cli
 
 DIXIE_FIELD = [  # seed 000: 29 of 36 placements listed
@@ -165,10 +165,10 @@ def test_fast_path_matches_reference_month_by_month(tmp_path, seed):
     """The vectorised system against the plain reference on generated events, at every month end."""
     import pyarrow.parquet as pq
 
-    from pipeline.generate import write_feeds
-    from pipeline.months import Month, month_range
+    from pipeline.synthetic.generator import write_feeds
+    from pipeline.core.months import Month, month_range
     from pipeline.systems.base import EVENT_RESULT_COLUMNS, MonthInput, PlayerInfo
-    from pipeline.systems.dip_pouch import DipPouch
+    from pipeline.systems.dip_pouch.rules import DipPouch
 
     write_feeds(tmp_path, games=10, players=300, years=5, events=50, seed=seed, end_year=2006)
     events = pq.read_table(next((tmp_path / "events").glob("*.parquet"))).to_pylist()

@@ -9,15 +9,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import state_codec
-from pipeline.generate import synthetic_games
-from pipeline.months import Month, add_years, month_range
-from pipeline.reference.diwz import _w as reference_w
-from pipeline.reference.diwz import reference_diwz
-from pipeline.rounding import half_up_int
-from pipeline.systems import diwz_kernel as kernel
+from pipeline.core import state_codec
+from pipeline.synthetic.generator import synthetic_games
+from pipeline.core.months import Month, add_years, month_range
+from pipeline.systems.diwz.reference import _w as reference_w
+from pipeline.systems.diwz.reference import reference_diwz
+from pipeline.core.rounding import half_up_int
+from pipeline.systems.diwz import kernel
 from pipeline.systems.base import MonthInput
-from pipeline.systems.diwz import DiWZ, day_number, w_table
+from pipeline.systems.diwz.rules import DiWZ, day_number, w_table
 from pipeline.systems.games import rows_to_table
 
 FIRST_DAY = dt.date(2000, 1, 1)

@@ -10,11 +10,11 @@ import pandera.errors
 import pyarrow as pa
 import pytest
 
-from pipeline.months import Month, month_range
-from pipeline.rounding import half_up
+from pipeline.core.months import Month, month_range
+from pipeline.core.rounding import half_up
 from pipeline.systems.base import MonthInput, MonthOutput
-from pipeline.systems.diwz import DiWZ
-from pipeline.systems.diwz_finish import finish_keys, pairwise_score
+from pipeline.systems.diwz.rules import DiWZ
+from pipeline.systems.diwz.finish import finish_keys, pairwise_score
 from pipeline.systems.games import games_from_rows, rows_to_table
 from schemas.diwz import DiWZHistory, DiWZRankings
 from tests.fixtures import diwz_cases as cases

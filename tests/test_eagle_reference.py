@@ -11,15 +11,15 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import state_codec
-from pipeline.generate import synthetic_games
-from pipeline.months import Month, add_years, month_range
-from pipeline.reference.eagle import as_rows, eagle_reference
-from pipeline.rounding import half_up
-from pipeline.systems import eagle as eagle_module
-from pipeline.systems import eagle_kernel, eagle_table
+from pipeline.core import state_codec
+from pipeline.synthetic.generator import synthetic_games
+from pipeline.core.months import Month, add_years, month_range
+from pipeline.systems.eagle.reference import as_rows, eagle_reference
+from pipeline.core.rounding import half_up
+from pipeline.systems.eagle import rules as eagle_module
+from pipeline.systems.eagle import kernel as eagle_kernel, table as eagle_table
 from pipeline.systems.base import GAME_COLUMNS, MonthInput, MonthOutput
-from pipeline.systems.eagle import EPOCH, EaglePoints, string_buffers
+from pipeline.systems.eagle.rules import EPOCH, EaglePoints, string_buffers
 from pipeline.systems.games import games_from_rows, rows_to_table
 from tests.fixtures.eagle_cases import listing_window_games
 

@@ -10,10 +10,10 @@ import pandera.errors
 import pyarrow as pa
 import pytest
 
-from pipeline import state_codec
-from pipeline.months import Month, month_range
+from pipeline.core import state_codec
+from pipeline.core.months import Month, month_range
 from pipeline.systems.base import GAME_COLUMNS, MonthInput, MonthOutput
-from pipeline.systems.eagle import EaglePoints, position_contribution
+from pipeline.systems.eagle.rules import EaglePoints, position_contribution
 from pipeline.systems.games import rows_to_table
 from schemas.eagle import EagleAwards, EagleHistory, EagleRankings
 from tests.fixtures import eagle_cases as cases

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.generate import game_rows, synthetic_games, write_feeds
+from pipeline.synthetic.generator import game_rows, synthetic_games, write_feeds
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw"

@@ -4,8 +4,8 @@ import shutil
 
 import pytest
 
-from pipeline.generate import synthetic_games
-from pipeline.store import Warehouse
+from pipeline.synthetic.generator import synthetic_games
+from pipeline.warehouse.store import Warehouse
 from tests.support import run_cli, tree_bytes, write_csv
 
 OUTPUTS = ("rankings", "history", "awards")

@@ -17,19 +17,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.generate import write_feeds
-from pipeline.html_report import render_html, series_path
-from pipeline.months import Month, month_range
-from pipeline.report import (
+from pipeline.synthetic.generator import write_feeds
+from pipeline.reports.html import render_html, series_path
+from pipeline.core.months import Month, month_range
+from pipeline.reports.model import (
     DIWZ_POOLED_NOTE, add_report_parser, build_report, command_report, display_width, game_results,
 )
-from pipeline.rounding import half_up
-from pipeline.snapshots import (
+from pipeline.core.rounding import half_up
+from pipeline.rating.writer import (
     Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
 )
-from pipeline.store import Warehouse
+from pipeline.warehouse.store import Warehouse
 from pipeline.systems.base import MonthInput
-from pipeline.systems.diwz import DiWZ
+from pipeline.systems.diwz.rules import DiWZ
 from pipeline.systems.games import rows_to_table
 from tests.fixtures import diwz_cases
 from tests.fixtures.eagle_cases import solo_game
@@ -413,11 +413,11 @@ def test_closed_pipe_is_not_an_error(small, monkeypatch):
 
 def test_cli_wiring(small):
     """Once cli.py wires `report`, the real entry point gives the same output and exit codes."""
-    from pipeline.cli import build_parser
+    from pipeline.cli.main import build_parser
 
     commands = next(a.choices for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     if "report" not in commands:
-        pytest.skip("pipeline/cli.py does not wire the report subcommand yet")
+        pytest.skip("pipeline/cli/main.py does not wire the report subcommand yet")
     code, out, err = run_cli("report", "club", "--warehouse", str(small), "--top", "2")
     assert code == 0 and out.startswith("Club rankings 2024"), err
     code, _, err = run_cli("report", "elo", "--warehouse", str(small))

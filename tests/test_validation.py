@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.feeds import FEEDS
-from pipeline.validate import VALIDATION_ORDER, ingest_feed, validate_and_count
+from pipeline.core.feed_spec import FEEDS
+from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_and_count
 from tests.support import make_raw, write_csv
 
 GOOD_GAME = [

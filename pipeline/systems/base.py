@@ -8,8 +8,8 @@ from typing import Any, ClassVar, Mapping, Protocol
 
 import pyarrow as pa
 
-from pipeline.feeds import GAMES
-from pipeline.months import Month
+from pipeline.core.feed_spec import GAMES
+from pipeline.core.months import Month
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class RatingSystem(Protocol):
         """Apply one month of results; must not mutate `state` in a way the caller relies on."""
 
     def encode_state(self, state: Any) -> Any:
-        """JSON-compatible form of the state (see pipeline.state_codec)."""
+        """JSON-compatible form of the state (see pipeline.core.state_codec)."""
 
     def decode_state(self, data: Any) -> Any:
         """Inverse of encode_state."""

@@ -4,15 +4,15 @@ from __future__ import annotations
 import importlib
 import json
 
-from pipeline.config import Settings
+from pipeline.settings import Settings
 from pipeline.systems.base import RatingSystem
 
 # name -> (module:class, settings fields passed as constructor keywords)
 SYSTEMS: dict[str, tuple[str, dict[str, str]]] = {
-    "dip_pouch": ("pipeline.systems.dip_pouch:DipPouch", {"cutoff_year": "dip_pouch_cutoff_year"}),
-    "club": ("pipeline.systems.club:ClubRating", {}),
-    "eagle": ("pipeline.systems.eagle:EaglePoints", {"variants": "eagle_variants", "positions": "eagle_positions"}),
-    "diwz": ("pipeline.systems.diwz:DiWZ", {"newcomers": "diwz_newcomers"}),
+    "dip_pouch": ("pipeline.systems.dip_pouch.rules:DipPouch", {"cutoff_year": "dip_pouch_cutoff_year"}),
+    "club": ("pipeline.systems.club.rules:ClubRating", {}),
+    "eagle": ("pipeline.systems.eagle.rules:EaglePoints", {"variants": "eagle_variants", "positions": "eagle_positions"}),
+    "diwz": ("pipeline.systems.diwz.rules:DiWZ", {"newcomers": "diwz_newcomers"}),
 }
 
 SYSTEM_NAMES = tuple(SYSTEMS)

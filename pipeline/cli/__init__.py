@@ -1,0 +1,1 @@
+"""The diprank command line."""

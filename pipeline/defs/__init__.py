@@ -1,0 +1,1 @@
+"""Dagster wiring: resources, partitions, jobs, executors, the schedule and the sensors."""

@@ -1,0 +1,1 @@
+"""From raw deliveries to validated feeds: staging in DuckDB, Pandera validation, month fingerprints."""

@@ -1,0 +1,281 @@
+"""Validate a staged feed with its Pandera model inside DuckDB; split valid rows from quarantine."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+import ibis
+import pandera.ibis as pdi
+
+from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, PLAYERS, Feed
+from pipeline.ingest.staging import FileProblem, typed_table
+from pipeline.warehouse.sql import quote_ident
+from schemas.event_results import EventResultsFeed
+from schemas.events import EventsFeed
+from schemas.games import GAME_REJECTED, GamesFeed
+from schemas.players import PlayersFeed
+
+FEED_MODELS = {
+    GAMES.name: GamesFeed,
+    EVENTS.name: EventsFeed,
+    EVENT_RESULTS.name: EventResultsFeed,
+    PLAYERS.name: PlayersFeed,
+}
+
+QUARANTINE_TABLE = "quarantine"
+CORRECTIONS_TABLE = "corrections"
+
+
+@dataclass
+class FeedCounts:
+    """Rows in = valid + quarantined + replaced, per feed; whole files rejected are counted apart."""
+
+    feed: str
+    rows_in: int = 0
+    valid: int = 0
+    quarantined: int = 0
+    replaced: int = 0
+    files: int = 0
+    files_rejected: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def balanced(self) -> bool:
+        return self.rows_in == self.valid + self.quarantined + self.replaced
+
+
+def ensure_report_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the quarantine and corrections tables if missing."""
+    con.execute(
+        f"""CREATE TABLE IF NOT EXISTS {QUARANTINE_TABLE} (
+            feed VARCHAR, reason VARCHAR, detail VARCHAR, source_file VARCHAR,
+            source_line BIGINT, record_key VARCHAR)"""
+    )
+    con.execute(
+        f"""CREATE TABLE IF NOT EXISTS {CORRECTIONS_TABLE} (
+            feed VARCHAR, record_key VARCHAR, replaced_file VARCHAR, replaced_line BIGINT,
+            by_file VARCHAR, by_line BIGINT, changed BOOLEAN)"""
+    )
+
+
+def _key_sql(feed: Feed, alias: str = "") -> str:
+    prefix = f"{alias}." if alias else ""
+    parts = ", ".join(f"coalesce(CAST({prefix}{quote_ident(k)} AS VARCHAR), '∅')" for k in feed.key)
+    return f"concat_ws('/', {parts})"
+
+
+def record_file_problems(con, feed: Feed, problems: list[FileProblem]) -> None:
+    """Quarantine whole unreadable files and single unreadable lines."""
+    con.execute(f"DELETE FROM {QUARANTINE_TABLE} WHERE feed = ? AND record_key IS NULL", [feed.name])
+    for p in problems:
+        con.execute(
+            f"INSERT INTO {QUARANTINE_TABLE} VALUES (?, ?, ?, ?, ?, NULL)",
+            [feed.name, p.reason, p.detail, p.source_file, p.source_line],
+        )
+
+
+def record_corrections(con, feed: Feed) -> int:
+    """Record each row replaced by a later delivery of the same key; returns how many."""
+    typed = typed_table(feed)
+    key_cols = [quote_ident(k) for k in feed.key]
+    value_cols = [quote_ident(c) for c in feed.column_names if c not in feed.key]
+    join = " AND ".join(f"old.{k} = new.{k}" for k in key_cols)
+    changed = " OR ".join(f"old.{c} IS DISTINCT FROM new.{c}" for c in value_cols) or "false"
+    con.execute(f"DELETE FROM {CORRECTIONS_TABLE} WHERE feed = ?", [feed.name])
+    con.execute(
+        f"""INSERT INTO {CORRECTIONS_TABLE}
+        SELECT ?, {_key_sql(feed, 'old')}, old._source_file, old._source_line,
+               new._source_file, new._source_line, {changed}
+        FROM {typed} old
+        JOIN (SELECT * FROM {typed} WHERE NOT _replaced AND NOT _duplicate_in_file) new ON {join}
+        WHERE old._replaced
+        ORDER BY old._row_id""",
+        [feed.name],
+    )
+    return con.execute(f"SELECT count(*) FROM {typed} WHERE _replaced").fetchall()[0][0]
+
+
+def _candidates_sql(feed: Feed) -> str:
+    """The rows to validate: the latest delivery of each key, plus cross-feed facts the rules need."""
+    typed = typed_table(feed)
+    if feed is EVENTS:
+        results = typed_table(EVENT_RESULTS)
+        return f"""
+            SELECT e.*, coalesce(r.n, 0) AS _result_count
+            FROM {typed} e
+            LEFT JOIN (SELECT event_id, count(*) AS n FROM {results} WHERE NOT _replaced GROUP BY 1) r
+              ON r.event_id = e.event_id
+            WHERE NOT e._replaced"""
+    if feed is EVENT_RESULTS:
+        return f"""
+            SELECT r.*,
+                CASE WHEN v.event_id IS NOT NULL THEN 'valid'
+                     WHEN c.event_id IS NOT NULL THEN 'rejected' ELSE 'unknown' END AS _event_status,
+                v.num_players AS _event_num_players
+            FROM {typed} r
+            LEFT JOIN {EVENTS.name} v ON v.event_id = r.event_id
+            LEFT JOIN (SELECT DISTINCT event_id FROM {typed_table(EVENTS)} WHERE NOT _replaced) c
+              ON c.event_id = r.event_id
+            WHERE NOT r._replaced"""
+    if feed is GAMES:
+        return f"""
+            WITH t AS (SELECT * FROM {typed} WHERE NOT _replaced),
+            facts AS (
+                SELECT game_id,
+                       count(*) AS _powers,
+                       count(*) FILTER (WHERE result = 'solo') AS _solos,
+                       count(*) FILTER (WHERE result = 'draw') AS _draws,
+                       CAST(sum(coalesce(centres, 0)) AS BIGINT) AS _centre_total,
+                       coalesce(min(variant) = max(variant) AND min(supply_centres) = max(supply_centres)
+                                AND min(finished_on) = max(finished_on)
+                                AND min(CAST(rated AS INTEGER)) = max(CAST(rated AS INTEGER)), true) AS _fields_agree
+                FROM t WHERE game_id IS NOT NULL GROUP BY game_id
+            ),
+            people AS (
+                SELECT game_id, player_id AS person FROM t
+                UNION ALL
+                SELECT game_id, original_player_id FROM t WHERE original_player_id IS NOT NULL
+            ),
+            conflicts AS (
+                SELECT DISTINCT game_id FROM people
+                WHERE game_id IS NOT NULL AND person IS NOT NULL
+                GROUP BY game_id, person HAVING count(*) > 1
+            )
+            SELECT t.*, f._powers, f._solos, f._draws, f._centre_total, f._fields_agree,
+                   (c.game_id IS NOT NULL) AS _player_conflict
+            FROM t LEFT JOIN facts f USING (game_id) LEFT JOIN conflicts c USING (game_id)"""
+    return f"SELECT * FROM {typed} WHERE NOT _replaced"
+
+
+def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) -> dict[int, list[str]]:
+    """Row id -> failed rule names, from the feed's Pandera model run in DuckDB (lazy: all failures)."""
+    model = FEED_MODELS[feed.name]
+    if con.execute(f"SELECT count(*) FROM {candidates}").fetchall()[0][0] == 0:
+        return {}  # nothing delivered; Pandera's null checks misreport on an empty table
+    table = ibis.duckdb.from_connection(con).table(candidates)
+    try:
+        model.validate(table, lazy=True)
+    except pdi.errors.SchemaErrors as errors:
+        cases = errors.failure_cases
+    else:
+        return {}
+    failures: dict[int, list[str]] = {}
+    for check, case in zip(cases["check"], cases["failure_case"]):
+        if not isinstance(case, dict) or "_row_id" not in case:
+            # A schema-level failure (a column or type) is a defect of ingest, not of the data.
+            raise RuntimeError(f"{feed.name}: schema check {check!r} failed: {case!r}")
+        failures.setdefault(int(case["_row_id"]), []).append(str(check))
+    return failures
+
+
+def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[str]]:
+    """Build `<feed>` (valid rows) and add the feed's row failures to the quarantine table."""
+    candidates = f"candidates_{feed.name}"
+    # A temporary table: queried by every check, never needed after this step.
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {candidates} AS {_candidates_sql(feed)}")
+    failures = failing_rows(con, feed, candidates)
+    con.execute("CREATE OR REPLACE TEMP TABLE _failures (row_id BIGINT, reasons VARCHAR)")
+    if failures:
+        con.executemany(
+            "INSERT INTO _failures VALUES (?, ?)",
+            [[row_id, ",".join(reasons)] for row_id, reasons in sorted(failures.items())],
+        )
+    if feed is GAMES:
+        # A game is valid only as a whole: every row of a game with a failing row is quarantined.
+        con.execute(
+            f"""CREATE OR REPLACE TEMP TABLE _quarantined AS
+            WITH bad_games AS (
+                SELECT c.game_id,
+                       string_agg(f.reasons || ' at ' || c._source_file || ':' || c._source_line, '; '
+                                  ORDER BY c._row_id) AS why,
+                       min(c._row_id) AS first_row
+                FROM {candidates} c JOIN _failures f ON f.row_id = c._row_id
+                WHERE c.game_id IS NOT NULL GROUP BY 1
+            )
+            SELECT c._row_id AS row_id,
+                   coalesce(split_part(f.reasons, ',', 1), ?) AS reason,
+                   CASE WHEN c.game_id IS NULL THEN f.reasons
+                        ELSE 'game ' || c.game_id || ' rejected: ' || b.why END AS detail
+            FROM {candidates} c
+            LEFT JOIN _failures f ON f.row_id = c._row_id
+            LEFT JOIN bad_games b ON b.game_id = c.game_id
+            WHERE f.row_id IS NOT NULL OR b.game_id IS NOT NULL""",
+            [GAME_REJECTED],
+        )
+    else:
+        con.execute(
+            """CREATE OR REPLACE TEMP TABLE _quarantined AS
+            SELECT row_id, split_part(reasons, ',', 1) AS reason, reasons AS detail FROM _failures"""
+        )
+    con.execute(f"DELETE FROM {QUARANTINE_TABLE} WHERE feed = ? AND record_key IS NOT NULL", [feed.name])
+    con.execute(
+        f"""INSERT INTO {QUARANTINE_TABLE}
+        SELECT ?, q.reason, q.detail, c._source_file, c._source_line, {_key_sql(feed, 'c')}
+        FROM _quarantined q JOIN {candidates} c ON c._row_id = q.row_id
+        ORDER BY c._row_id""",
+        [feed.name],
+    )
+    columns = ", ".join(quote_ident(c) for c in feed.column_names)
+    con.execute(
+        f"""CREATE OR REPLACE TABLE {feed.name} AS
+        SELECT {columns}, _source_file, _source_line FROM {candidates} c
+        ANTI JOIN _quarantined q ON q.row_id = c._row_id"""
+    )
+    con.execute(f"DROP TABLE {candidates}")
+    return failures
+
+
+def feed_counts(con: duckdb.DuckDBPyConnection, feed: Feed, files: list[str]) -> FeedCounts:
+    """The feed's balance: rows in, valid, quarantined, replaced, and quarantine reasons."""
+    counts = FeedCounts(feed.name, files=len(files))
+    staged = con.execute(f"SELECT count(*) FROM {typed_table(feed)}").fetchall()[0][0]
+    broken_lines = con.execute(
+        f"SELECT count(*) FROM {QUARANTINE_TABLE} WHERE feed = ? AND record_key IS NULL AND source_line IS NOT NULL",
+        [feed.name],
+    ).fetchall()[0][0]
+    counts.rows_in = staged + broken_lines
+    counts.valid = con.execute(f"SELECT count(*) FROM {feed.name}").fetchall()[0][0]
+    counts.replaced = con.execute(f"SELECT count(*) FROM {typed_table(feed)} WHERE _replaced").fetchall()[0][0]
+    counts.quarantined = con.execute(
+        f"SELECT count(*) FROM {QUARANTINE_TABLE} WHERE feed = ? AND (record_key IS NOT NULL OR source_line IS NOT NULL)",
+        [feed.name],
+    ).fetchall()[0][0]
+    counts.files_rejected = con.execute(
+        f"SELECT count(DISTINCT source_file) FROM {QUARANTINE_TABLE} WHERE feed = ? AND record_key IS NULL AND source_line IS NULL",
+        [feed.name],
+    ).fetchall()[0][0]
+    counts.reasons = dict(
+        con.execute(
+            f"SELECT reason, count(*) FROM {QUARANTINE_TABLE} WHERE feed = ? GROUP BY 1 ORDER BY 1",
+            [feed.name],
+        ).fetchall()
+    )
+    return counts
+
+
+__all__ = ["FEEDS", "FeedCounts", "validate_feed", "feed_counts", "record_corrections",
+           "record_file_problems", "ensure_report_tables"]
+
+
+def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed):
+    """Stage and type every delivery of a feed, recording unreadable files and corrections."""
+    from pipeline.ingest.staging import build_typed, stage_feed
+
+    ensure_report_tables(con)
+    report = stage_feed(con, raw_dir, feed)
+    build_typed(con, feed)
+    con.execute(f"DROP TABLE IF EXISTS staged_{feed.name}")
+    record_file_problems(con, feed, report.problems)
+    record_corrections(con, feed)
+    return report
+
+
+def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed) -> FeedCounts:
+    """Validate a staged feed and return its balance."""
+    validate_feed(con, feed)
+    files = [r[0] for r in con.execute(f"SELECT DISTINCT _source_file FROM {typed_table(feed)} ORDER BY 1").fetchall()]
+    return feed_counts(con, feed, files)
+
+
+# Feeds in the order their rules need each other (events count their results; results need valid events).
+VALIDATION_ORDER = (GAMES, PLAYERS, EVENTS, EVENT_RESULTS)

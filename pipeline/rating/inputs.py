@@ -1,0 +1,108 @@
+"""Read the validated feeds (Parquet in the warehouse) in each system's processing order."""
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.core.months import Month
+from pipeline.warehouse.store import Warehouse, file_location
+from pipeline.systems.base import EVENT_RESULT_COLUMNS, GAME_COLUMNS, PlayerInfo
+
+GAMES_SQL = """
+SELECT game_id, site, variant, supply_centres, finished_on, rated, power, player_id, player_name,
+       original_player_id, replacement_denies, result, centres, eliminated_year,
+       CASE WHEN replacement_denies AND original_player_id IS NOT NULL
+            THEN original_player_id ELSE player_id END AS responsible_player_id
+FROM read_parquet(?)
+WHERE finished_on BETWEEN ? AND ?
+ORDER BY finished_on, game_id, power
+"""
+
+EVENTS_SQL = """
+SELECT e.event_id, e.name AS event_name, e.start_date, e.end_date, e.rounds, e.num_players,
+       e.is_world_championship, r.player_id, r.player_name, r.nationality, r.placement
+FROM read_parquet(?) r JOIN read_parquet(?) e USING (event_id)
+WHERE e.end_date BETWEEN ? AND ?
+ORDER BY e.end_date, e.start_date, e.event_id, r.placement, r.player_id
+"""
+
+# The date that places a row in a month, per feed kind.
+DATE_COLUMN = {"games": "finished_on", "events": "end_date"}
+
+
+def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> pa.Table:
+    """Every validated row of a system's feed finished within [first, last], in processing order."""
+    con = warehouse.scan()
+    try:
+        if feed == "games":
+            path = warehouse.validated("games")
+            if not path.exists():
+                return GAME_COLUMNS.empty_table()
+            table = con.sql(GAMES_SQL, params=[file_location(path), first.first_day, last.last_day]).to_arrow_table()
+            return table.cast(GAME_COLUMNS)
+        results, events = warehouse.validated("event_results"), warehouse.validated("events")
+        if not (results.exists() and events.exists()):
+            return EVENT_RESULT_COLUMNS.empty_table()
+        table = con.sql(EVENTS_SQL, params=[file_location(results), file_location(events), first.first_day, last.last_day]).to_arrow_table()
+        return table.cast(EVENT_RESULT_COLUMNS)
+    finally:
+        con.close()
+
+
+def split_by_month(table: pa.Table, feed: str, months: list[Month]) -> dict[Month, pa.Table]:
+    """Zero-copy slices of a date-sorted table, one per month (empty where nothing finished)."""
+    # Days since the epoch, searched as integers: no Python date per row.
+    days = table.column(DATE_COLUMN[feed]).combine_chunks().cast(pa.int32()).to_numpy(zero_copy_only=False)
+    epoch = dt.date(1970, 1, 1)
+    slices = {}
+    for month in months:
+        lo = int(np.searchsorted(days, (month.first_day - epoch).days, side="left"))
+        hi = int(np.searchsorted(days, (month.last_day - epoch).days, side="right"))
+        slices[month] = table.slice(lo, hi - lo)
+    return slices
+
+
+def read_registry(warehouse: Warehouse) -> dict[str, PlayerInfo]:
+    """The players registry: player_id -> name and country."""
+    path = warehouse.validated("players")
+    if not path.exists():
+        return {}
+    con = warehouse.scan()
+    try:
+        rows = con.execute("SELECT player_id, name, country FROM read_parquet(?)", [file_location(path)]).fetchall()
+    finally:
+        con.close()
+    return {pid: PlayerInfo(name, country) for pid, name, country in rows}
+
+
+def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
+    """First and last month with validated data, per feed kind ('games', 'events')."""
+    con = warehouse.scan()
+    bounds: dict[str, tuple[Month, Month] | None] = {"games": None, "events": None}
+    try:
+        games = warehouse.validated("games")
+        if games.exists():
+            lo, hi = con.execute("SELECT min(finished_on), max(finished_on) FROM read_parquet(?)",
+                                 [file_location(games)]).fetchall()[0]
+            if lo is not None:
+                bounds["games"] = (Month.of(lo), Month.of(hi))
+        results, events = warehouse.validated("event_results"), warehouse.validated("events")
+        if results.exists() and events.exists():
+            lo, hi = con.execute(
+                "SELECT min(e.end_date), max(e.end_date) FROM read_parquet(?) e "
+                "WHERE event_id IN (SELECT event_id FROM read_parquet(?))",
+                [file_location(events), file_location(results)],
+            ).fetchall()[0]
+            if lo is not None:
+                bounds["events"] = (Month.of(lo), Month.of(hi))
+    finally:
+        con.close()
+    return bounds
+
+
+def last_data_month(warehouse: Warehouse) -> Month | None:
+    """The latest month with data in any feed: the default end of a run."""
+    ends = [b[1] for b in feed_bounds(warehouse).values() if b is not None]
+    return max(ends) if ends else None

@@ -1,0 +1,149 @@
+"""Step a rating system over a range of months, carrying state in memory, and write each month."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pyarrow as pa
+
+from pipeline.rating.checks import CheckOutcome, merge_outcomes
+from pipeline.ingest.fingerprints import cumulative_fingerprints
+from pipeline.rating.inputs import feed_bounds, read_registry, read_results, split_by_month
+from pipeline.core.months import Month, month_range
+from pipeline.rating.writer import (
+    Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
+)
+from pipeline.warehouse.store import Warehouse
+from pipeline.systems.base import MonthInput, RatingSystem
+
+# Bumped whenever the checkpoint layout changes; older checkpoints are then not reused.
+CHECKPOINT_FORMAT = 5
+
+# Months of input read at once.
+READ_MONTHS = 12
+
+# Rows buffered before a batch is validated and written (bounds memory on long backfills).
+FLUSH_ROWS = 2_000_000
+
+
+class NothingToRate(Exception):
+    """The system's feed has no valid data at all."""
+
+
+@dataclass
+class RunResult:
+    """What one run of a system did."""
+
+    system: str
+    months: list[Month] = field(default_factory=list)
+    replayed_from: Month | None = None
+    history_rows: int = 0
+    last_table: pa.Table | None = None
+    seconds: float = 0.0
+    checks: list[CheckOutcome] = field(default_factory=list)
+
+
+def _checkpoint_payload(system: RatingSystem, state, carry: Carry, config_key: str, fingerprint: str) -> dict:
+    return {"format": CHECKPOINT_FORMAT, "config": config_key, "fingerprint": fingerprint, "state": system.encode_state(state),
+            "carry": carry.encode()}
+
+
+def resume_point(warehouse: Warehouse, system: RatingSystem, first: Month, data_first: Month,
+                 config_key: str, chain: dict[Month, str]) -> tuple[Month, object, Carry]:
+    """Where to start for a run that must cover `first`: the latest checkpoint before it whose inputs
+    are still the current ones (late data makes later checkpoints stale), else the system's first
+    month with data, from the initial state."""
+    usable = [m for m in warehouse.checkpoint_months(system.name) if data_first <= m < first]
+    for month in reversed(usable):
+        payload = warehouse.load_checkpoint(system.name, month)
+        if (payload.get("format") == CHECKPOINT_FORMAT and payload.get("config") == config_key
+                and payload.get("fingerprint") == chain.get(month)):
+            return month.next(), system.decode_state(payload["state"]), Carry.decode(payload["carry"])
+    return data_first, system.initial_state(), Carry()
+
+
+def first_stale_month(system: RatingSystem, warehouse: Warehouse, config_key: str,
+                      last: Month | None = None) -> Month | None:
+    """The earliest month whose outputs are missing or were computed from other inputs; None if current."""
+    bounds = feed_bounds(warehouse)
+    own = bounds[system.feed]
+    if own is None:
+        return None
+    last = last or max(b[1] for b in bounds.values() if b is not None)
+    chain = cumulative_fingerprints(warehouse, system.feed, config_key, own[0], last)
+    manifest = warehouse.load_manifest(system.name)
+    for month, fingerprint in chain.items():
+        if manifest.get(str(month)) != fingerprint or not warehouse.rankings(system.name, month).exists():
+            return month
+    return None
+
+
+def run_system(
+    system: RatingSystem,
+    warehouse: Warehouse,
+    first: Month | None,
+    last: Month | None,
+    *,
+    config_key: str = "",
+    progress: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Compute and write every month from `first` to `last` (defaults: the data's first and last month)."""
+    started = time.perf_counter()
+    bounds = feed_bounds(warehouse)
+    own = bounds[system.feed]
+    if own is None:
+        raise NothingToRate(f"{system.name}: no valid {system.feed} to rate")
+    data_first = own[0]
+    ends = [b[1] for b in bounds.values() if b is not None]
+    last = last or max(ends)
+    first = max(first or data_first, data_first)
+    result = RunResult(system.name)
+    if first > last:
+        result.seconds = time.perf_counter() - started
+        return result
+    chain = cumulative_fingerprints(warehouse, system.feed, config_key, data_first, last)
+    start, state, carry = resume_point(warehouse, system, first, data_first, config_key, chain)
+    if start < first:
+        result.replayed_from = start
+    months = month_range(start, last)
+    registry = read_registry(warehouse)
+    registry_table = registry_names(registry)
+    by_month: dict[Month, object] = {}
+    pending: list[PendingMonth] = []
+    checkpoints: list[tuple[Month, dict]] = []
+    buffered = 0
+    for index, month in enumerate(months):
+        if month not in by_month:
+            # Read a year of rows at a time: memory follows the busiest year, not the whole history.
+            chunk = months[index:index + READ_MONTHS]
+            rows = read_results(warehouse, system.feed, chunk[0], chunk[-1])
+            by_month = split_by_month(rows, system.feed, chunk)
+        results = by_month[month]
+        out = system.step(state, MonthInput(month, results, registry))
+        state = out.state
+        note_names(carry, results)
+        rankings = finalize_rankings(system, month, out, carry, registry_table)
+        history = finalize_history(system, out)
+        pending.append(PendingMonth(month, rankings, history, dict(out.extras)))
+        buffered += rankings.num_rows + history.num_rows
+        result.history_rows += history.num_rows
+        is_last = index == len(months) - 1
+        if month.month == 12 or is_last:
+            checkpoints.append((month, _checkpoint_payload(system, state, carry, config_key, chain[month])))
+        if buffered >= FLUSH_ROWS or is_last:
+            result.checks = merge_outcomes(result.checks, write_months(warehouse, system, pending))
+            # Checkpoints and the manifest are saved only once the files they stand for are on disk.
+            for cp_month, payload in checkpoints:
+                warehouse.save_checkpoint(system.name, cp_month, payload)
+            manifest = warehouse.load_manifest(system.name)
+            manifest.update({str(p.month): chain[p.month] for p in pending})
+            warehouse.save_manifest(system.name, manifest)
+            if progress:
+                progress(f"{system.name}: wrote {pending[0].month}..{pending[-1].month} "
+                         f"({index + 1}/{len(months)} months)")
+            pending, checkpoints, buffered = [], [], 0
+        result.months.append(month)
+        result.last_table = rankings
+    result.seconds = time.perf_counter() - started
+    return result

@@ -1,1 +1,0 @@
-"""Small, obviously-correct pure-Python references of each rating system, for tests."""

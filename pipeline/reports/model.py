@@ -1,0 +1,744 @@
+"""`diprank report`: a month's table printed the way each community publishes it.
+
+    diprank report <system> [--month YYYY-MM] [--warehouse DIR] [--player ID] [--game ID]
+                   [--top N] [--html [PATH]]
+
+- eagle: Dip2000's seven columns (Ranking, Name, Points, Date of last finished game, Games as
+  "10+" above ten, Points to defend, New Eagles), then the month's awards.
+- diwz: the DiWZ list (rank, name, "1797-5", last evaluation); with --game the game's
+  DiWZ-Auswertung in the layout of seed 004 (waiting and unrated players show their results).
+- dip_pouch: the international ranking; with --player that player's event history.
+- club: record W-L-D, P, W%, S, base, legacy, rating.
+
+Everything is read from the warehouse files (SPEC §4); nothing is recomputed except the pairwise
+results a waiting or unrated DiWZ player collected in a game, which the history stores only as
+sums and which are rebuilt from the validated game with the system's own finish-order rules.
+
+The report is built once as plain sections (title, columns, rows, notes) and rendered either as
+text (here) or as a self-contained HTML page (pipeline.reports.html).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import os
+import sys
+import unicodedata
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from pipeline import settings as config
+from pipeline.core.months import Month
+from pipeline.core.rounding import half_up
+from pipeline.warehouse.store import Warehouse, is_local, read_parquet
+from pipeline.systems.registry import SYSTEM_NAMES
+
+EXIT_OK, EXIT_USAGE = 0, 2
+CHART_PLAYERS = 10
+
+TITLES = {
+    "eagle": "Eagle table",
+    "diwz": "DiWZ-Liste",
+    "dip_pouch": "Dip Pouch Tournament Rating: international ranking",
+    "club": "Club rankings",
+}
+# What the rating is called on each system's chart axis.
+RATING_LABELS = {"eagle": "Eagle points", "diwz": "DiWZ", "dip_pouch": "Dip Pouch rating", "club": "Club rating"}
+
+AWARD_TITLES = {
+    "player_of_the_month": "Player of the Month",
+    "king_of_the_mountain": "King of the Mountain",
+    "most_valuable_victory": "Most Valuable Victory",
+    "runner_of_the_year": "Runner of the Year",
+    "rookie_of_the_year": "Rookie of the Year",
+}
+AWARD_ORDER = tuple(AWARD_TITLES)
+AWARD_VALUES = {  # what each award's `value` is
+    "player_of_the_month": "points gained",
+    "king_of_the_mountain": "table points",
+    "most_valuable_victory": "game value",
+    "runner_of_the_year": "points in the year",
+    "rookie_of_the_year": "points from a first game",
+}
+
+DIWZ_POOLED_NOTE = "* = Ergebnisse aus früheren Spielen zusammengefasst"
+DIWZ_RULE_WIDTH = 67   # the seed's rules are 67 characters wide
+
+
+class ReportError(Exception):
+    """A request the warehouse cannot answer (unknown system, month, player or game): exit 2."""
+
+
+# --- the report as data ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    align: str = "left"   # "left" or "right"
+    css: str = ""         # class of the column's cells in HTML
+
+
+@dataclass
+class Row:
+    """One table row. Fewer cells than columns: the last cell runs across the remaining columns."""
+
+    cells: list[str]
+    player_id: str | None = None
+    css: str = ""
+
+
+@dataclass
+class Section:
+    """One printed table with its title and the lines around it."""
+
+    key: str                      # "ranking", "awards", "evaluation", "player-history"
+    title: str
+    columns: list[Column]
+    rows: list[Row]
+    before: list[str] = field(default_factory=list)   # lines between the title and the table
+    after: list[str] = field(default_factory=list)    # lines under the table
+    framed: bool = False          # the DiWZ-Auswertung's "=" frame
+    name_column: int | None = 1   # the column holding player names (isolated as bidi text in HTML)
+    lang: str | None = None       # language of the section when it differs from the page's
+    empty: str = "(no players listed)"
+
+
+@dataclass
+class Report:
+    system: str
+    month: Month
+    title: str                 # the ranking's title, e.g. "Eagle table, December 2020"
+    heading: str               # e.g. "Eagle table"
+    sections: list[Section]
+    warehouse: Warehouse
+    chart_players: list[tuple[str, str]]   # (player_id, name) of the month's top 10, in rank order
+    months_available: list[Month]
+
+
+# --- text helpers ---------------------------------------------------------------------------
+
+# Explicit bidi embeddings, overrides and isolates: in plain text they would reorder the rest of
+# the line, so text output drops them (HTML isolates names in <bdi> instead).
+_BIDI_CONTROLS = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def clean_text(value: object) -> str:
+    """A value as one printable line: control characters become spaces, bidi controls vanish."""
+    text = "" if value is None else str(value)
+    out = []
+    for char in text:
+        if char in _BIDI_CONTROLS:
+            continue
+        if unicodedata.category(char) == "Cc":
+            out.append(" ")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def display_width(text: str) -> int:
+    """Columns a string takes in a terminal: wide East Asian characters 2, combining marks 0."""
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def pad(text: str, width: int, align: str) -> str:
+    gap = " " * max(0, width - display_width(text))
+    return gap + text if align == "right" else text + gap
+
+
+def decimal_text(value: float | None, places: int = 2) -> str:
+    """A number rounded half up as the communities print it; blank for null."""
+    if value is None:
+        return ""
+    return str(half_up(Decimal(value), places))
+
+
+def whole_text(value: float | None) -> str:
+    return "" if value is None else str(int(half_up(Decimal(value), 0)))
+
+
+def fraction_text(value: float | None) -> str:
+    """The club page's style for P, W% and S: two decimals without the leading zero (.53, 1.00)."""
+    if value is None:
+        return "-"
+    text = decimal_text(value)
+    if text.startswith("0."):
+        return text[1:]
+    if text.startswith("-0."):
+        return "-" + text[2:]
+    return text
+
+
+def iso(day: dt.date | None) -> str:
+    return "" if day is None else day.isoformat()
+
+
+def german_date(day: dt.date | None) -> str:
+    return "" if day is None else f"{day.day:02d}.{day.month:02d}.{day.year:04d}"
+
+
+def seed_date(day: dt.date) -> str:
+    """The DiWZ-Auswertung's end date: 20.5.98."""
+    return f"{day.day}.{day.month}.{day.year % 100:02d}"
+
+
+def half_points(score: float) -> str:
+    """A DiWZ score with its half point as the seed prints it: 4½, ½, 6."""
+    whole = int(score)
+    half = abs(score - whole) >= 0.25
+    if half:
+        return f"{whole}½" if whole else "½"
+    return str(int(round(score)))
+
+
+def tendency(delta: float) -> str:
+    """TD as the seed prints it: +51, -93, - 7."""
+    value = int(round(delta))
+    return f"{'+' if value >= 0 else '-'}{abs(value):>2}"
+
+
+def month_ranges(months: Sequence[Month]) -> str:
+    """Months as compact runs: 2017-01 … 2020-12, 2022-03."""
+    if not months:
+        return "none"
+    runs: list[tuple[Month, Month]] = []
+    for month in months:
+        if runs and runs[-1][1].next() == month:
+            runs[-1] = (runs[-1][0], month)
+        else:
+            runs.append((month, month))
+    return ", ".join(str(a) if a == b else f"{a} … {b}" for a, b in runs)
+
+
+def month_name(month: Month) -> str:
+    return f"{dt.date(month.year, month.month, 1):%B} {month.year}"
+
+
+# --- reading the warehouse ------------------------------------------------------------------
+
+
+def read_rows(path, columns: list[str] | None = None) -> list[dict]:
+    return read_parquet(path, columns=columns).to_pylist()
+
+
+def read_filtered(paths: Iterable[Path], expression, columns: list[str] | None = None) -> pa.Table | None:
+    """Rows of several Parquet files matching an expression (None when there are no files)."""
+    found = [p for p in paths if p.exists()]
+    if not found:
+        return None
+    if is_local(found[0]):
+        return ds.dataset([str(p) for p in found], format="parquet").to_table(columns=columns, filter=expression)
+    return ds.dataset([p.path for p in found], format="parquet", filesystem=found[0].fs).to_table(
+        columns=columns, filter=expression)
+
+
+class NameBook:
+    """Names of players the month's table does not list: registry first, then the latest feed name."""
+
+    def __init__(self, warehouse: Warehouse, feed: str):
+        self.warehouse = warehouse
+        self.feed = feed
+        self._registry: dict[str, str] | None = None
+
+    def registry(self) -> dict[str, str]:
+        if self._registry is None:
+            path = self.warehouse.validated("players")
+            self._registry = {}
+            if path.exists():
+                for row in read_rows(path, ["player_id", "name"]):
+                    if row["name"]:
+                        self._registry[row["player_id"]] = row["name"]
+        return self._registry
+
+    def feed_names(self, ids: set[str]) -> dict[str, str]:
+        """The latest non-null feed name of each player (by date, then id, as the systems order rows)."""
+        if not ids:
+            return {}
+        wanted = pc.field("player_id").isin(sorted(ids))
+        found: list[tuple] = []
+        if self.feed == "games":
+            table = read_filtered([self.warehouse.validated("games")], wanted,
+                                  ["player_id", "player_name", "finished_on", "game_id", "power"])
+            if table is not None:
+                found = [(r["finished_on"], r["game_id"], r["power"], r["player_id"], r["player_name"])
+                         for r in table.to_pylist()]
+        else:
+            table = read_filtered([self.warehouse.validated("event_results")], wanted,
+                                  ["event_id", "player_id", "player_name"])
+            events = self.warehouse.validated("events")
+            ends = {}
+            if events.exists():
+                ends = {r["event_id"]: (r["end_date"], r["start_date"])
+                        for r in read_rows(events, ["event_id", "end_date", "start_date"])}
+            if table is not None:
+                found = [(*ends.get(r["event_id"], (dt.date.min, dt.date.min)), r["event_id"],
+                          r["player_id"], r["player_name"]) for r in table.to_pylist()]
+        names: dict[str, str] = {}
+        for *_order, player_id, name in sorted(found, key=lambda r: tuple(r[:3])):
+            if name:
+                names[player_id] = name
+        return names
+
+    def resolve(self, ids: Iterable[str], known: dict[str, str | None] | None = None) -> dict[str, str]:
+        """player_id -> name for every id: `known` (the month's table), registry, feed, else the id."""
+        ids = list(dict.fromkeys(ids))
+        known = known or {}
+        names = {pid: known[pid] for pid in ids if known.get(pid)}
+        registry = self.registry()
+        for pid in ids:
+            if pid not in names and registry.get(pid):
+                names[pid] = registry[pid]
+        missing = {pid for pid in ids if pid not in names}
+        names.update(self.feed_names(missing))
+        return {pid: names.get(pid) or pid for pid in ids}
+
+
+def feed_of(system: str) -> str:
+    return "events" if system == "dip_pouch" else "games"
+
+
+# --- the sections ---------------------------------------------------------------------------
+
+
+def player_name(row: dict) -> str:
+    return row.get("player_name") or row["player_id"]
+
+
+def eagle_ranking(rows: list[dict], month: Month) -> Section:
+    columns = [
+        Column("Ranking", "right"), Column("Name", css="name"), Column("Points", "right"),
+        Column("Date of last finished game"), Column("Games", "right"),
+        Column("Points to defend", "right"), Column("New Eagles", "right"),
+    ]
+    body = [
+        Row([
+            str(r["rank"]), player_name(r), decimal_text(r["points"]), iso(r["last_game_date"]),
+            "10+" if r["games"] > 10 else str(r["games"]),
+            decimal_text(r["points_to_defend"]), decimal_text(r["new_eagles"]),
+        ], r["player_id"])
+        for r in rows
+    ]
+    return Section("ranking", f"Eagle table, {month_name(month)}", columns, body,
+                   before=[f"Points of each player's last 10 finished games, as of {month.last_day.isoformat()}."])
+
+
+def eagle_awards(awards: list[dict], month: Month, names: dict[str, str]) -> Section | None:
+    if not awards:
+        return None
+    order = {name: i for i, name in enumerate(AWARD_ORDER)}
+    awards = sorted(awards, key=lambda a: (order.get(a["award"], len(order)), a["player_id"]))
+    body = []
+    for award in awards:
+        title = AWARD_TITLES.get(award["award"], award["award"])
+        title += f" {month_name(month)}" if award["award"] == "player_of_the_month" else f" {award['year']}"
+        value = award["value"]
+        shown = (f"+{decimal_text(value)}" if award["award"] == "player_of_the_month" and value >= 0
+                 else decimal_text(value))
+        body.append(Row([title, names.get(award["player_id"], award["player_id"]),
+                         shown, AWARD_VALUES.get(award["award"], ""), award.get("game_id") or ""],
+                        award["player_id"]))
+    columns = [Column("Award"), Column("Name", css="name"), Column("Value", "right"), Column("Measure"), Column("Game")]
+    return Section("awards", f"Awards, {month_name(month)}", columns, body)
+
+
+def diwz_ranking(rows: list[dict], month: Month) -> Section:
+    columns = [Column("Rang", "right"), Column("Name", css="name"), Column("DiWZ", "right"),
+               Column("Letzte Auswertung")]
+    body = [Row([str(r["rank"]), player_name(r), r["display"], german_date(r["last_evaluated"])], r["player_id"])
+            for r in rows]
+    return Section("ranking", f"DiWZ-Liste, Stand {german_date(month.last_day)}", columns, body, lang="de",
+                   empty="(niemand gelistet)")
+
+
+def dip_pouch_ranking(rows: list[dict], month: Month) -> Section:
+    columns = [Column("Rank", "right"), Column("Name", css="name"), Column("Country"),
+               Column("Rating", "right"), Column("Events", "right"), Column("National rank", "right")]
+    body = [Row([str(r["rank"]), player_name(r), clean_text(r["country"]), decimal_text(r["rating"]),
+                 str(r["events"]), "" if r["national_rank"] is None else str(r["national_rank"])], r["player_id"])
+            for r in rows]
+    return Section("ranking", f"Dip Pouch Tournament Rating, international ranking, {month_name(month)}",
+                   columns, body, before=[f"As of {month.last_day.isoformat()}; events of tournament value above 0."])
+
+
+def club_ranking(rows: list[dict], month: Month) -> Section:
+    columns = [Column("Rank", "right"), Column("Name", css="name"), Column("W-L-D", "right"),
+               Column("P", "right"), Column("W%", "right"), Column("S", "right"), Column("Base", "right"),
+               Column("Legacy", "right"), Column("Rating", "right")]
+    body = [Row([str(r["rank"]), player_name(r), f"{r['wins']}-{r['losses']}-{r['draws']}",
+                 fraction_text(r["win_points"]), fraction_text(r["win_pct"]),
+                 fraction_text(r["schedule_strength"]), decimal_text(r["base_rating"]), decimal_text(r["legacy"]),
+                 decimal_text(r["rating"])], r["player_id"])
+            for r in rows]
+    note = f"Games of {month.year} up to {month.last_day.isoformat()}; rating = P × (W% + S) / 2 × 100 + legacy."
+    return Section("ranking", f"Club rankings {month.year}, {month_name(month)}", columns, body, before=[note])
+
+
+RANKING_SECTIONS = {"eagle": eagle_ranking, "diwz": diwz_ranking, "dip_pouch": dip_pouch_ranking,
+                    "club": club_ranking}
+
+
+def dip_pouch_player_history(warehouse: Warehouse, player_id: str, month: Month, names: NameBook,
+                             listed: dict[str, dict]) -> Section:
+    months = [m for m in warehouse.written_months("history", "dip_pouch")]
+    everything = read_filtered((warehouse.history("dip_pouch", m) for m in months),
+                               pc.field("player_id") == player_id)
+    rows = [] if everything is None else everything.to_pylist()
+    if not rows:
+        raise ReportError(f"unknown player {player_id!r}: no Dip Pouch history in {warehouse.root}")
+    rows.sort(key=lambda r: (r["source_date"], r["source_id"]))
+    shown = [r for r in rows if r["source_date"] <= month.last_day]
+    if not shown:
+        raise ReportError(f"player {player_id!r} has no Dip Pouch event up to {month} "
+                          f"(the first ends {rows[0]['source_date'].isoformat()})")
+    event_names = {}
+    events_path = warehouse.validated("events")
+    if events_path.exists():
+        event_names = {r["event_id"]: r["name"] for r in read_rows(events_path, ["event_id", "name"])}
+    name = names.resolve([player_id], {pid: r.get("player_name") for pid, r in listed.items()})[player_id]
+    columns = [Column("Event", css="event"), Column("Date"), Column("Place", "right"),
+               Column("Percentile", "right"), Column("TV", "right"), Column("Rating", "right")]
+
+    def rating_move(r: dict) -> str:
+        before = decimal_text(r["rating_before"]) or "-"
+        if r["rating_after"] is None:   # an event of value 0 moves nothing
+            return f"{before} (unchanged)"
+        return f"{before} → {decimal_text(r['rating_after'])}"
+
+    body = [Row([event_names.get(r["source_id"]) or r["source_id"], iso(r["source_date"]),
+                 f"{r['placement']}/{r['num_players']}", decimal_text(r["percentile"]),
+                 decimal_text(r["tournament_value"]), rating_move(r)], player_id)
+            for r in shown]
+    standing = listed.get(player_id)
+    as_of = month.last_day.isoformat()
+    if standing is None:
+        summary = f"Not listed as of {as_of}."
+    else:
+        national = f", {standing['country']} #{standing['national_rank']}" if standing.get("country") else ""
+        summary = f"Rank {standing['rank']}, rating {decimal_text(standing['rating'])}{national} as of {as_of}."
+    return Section("player-history", f"Dip Pouch history of {name} ({player_id})", columns, body,
+                   before=[summary], name_column=None)
+
+
+# --- the DiWZ-Auswertung of one game --------------------------------------------------------
+
+
+def game_results(warehouse: Warehouse, game_id: str, history: list[dict]) -> dict[str, list[tuple[float, int]]] | None:
+    """Each player's pairwise results (score, opponent's rating) in the game, rebuilt from the
+    validated game with the system's finish-order rules; None when the game rows are not at hand
+    or do not agree with the history."""
+    from pipeline.systems.diwz.finish import finish_keys, pairwise_score
+    from pipeline.systems.games import games_from_rows, responsible_player
+
+    table = read_filtered([warehouse.validated("games")], pc.field("game_id") == game_id)
+    if table is None or table.num_rows == 0:
+        return None
+    rows = sorted(table.to_pylist(), key=lambda r: r["power"])
+    for row in rows:
+        row["responsible_player_id"] = responsible_player(
+            row["player_id"], row.get("original_player_id"), bool(row.get("replacement_denies")))
+    games = games_from_rows(pa.Table.from_pylist(rows))
+    if len(games) != 1:
+        return None
+    game = games[0]
+    before = {r["player_id"]: r["rating_before"] for r in history}
+    players = [power.player_id for power in game.powers]
+    if sorted(players) != sorted(before):
+        return None
+    keys = finish_keys(game)
+    results = {}
+    for i, pid in enumerate(players):
+        results[pid] = [(pairwise_score(keys[i], keys[j]), int(before[other]))
+                        for j, other in enumerate(players) if j != i and before[other] is not None]
+    for r in history:   # the rebuilt results must add up to what the system recorded
+        own = results[r["player_id"]]
+        if r["rating_after"] is None and (len(own) != r["opponents"] or sum(s for s, _ in own) != r["score"]):
+            return None
+    return results
+
+
+def result_list(results: list[tuple[float, int]]) -> str:
+    """Waiting or collected results as the seed prints them: 1(1514), 0(1628), ½(1514)."""
+    if not results:
+        return "keine Gegner mit DiWZ"
+    return ", ".join(f"{half_points(score)}({rating})" for score, rating in results)
+
+
+def diwz_history_of_game(warehouse: Warehouse, game_id: str) -> list[dict]:
+    """The game's DiWZ history rows: from the month the validated feed dates it in, else any month."""
+    months = warehouse.written_months("history", "diwz")
+    games = read_filtered([warehouse.validated("games")], pc.field("game_id") == game_id, ["finished_on", "rated"])
+    if games is not None and games.num_rows:
+        finished, rated = games.column("finished_on")[0].as_py(), games.column("rated")[0].as_py()
+        if not rated:
+            raise ReportError(f"unknown game {game_id!r}: no DiWZ evaluation (the game is not rated)")
+        if Month.of(finished) in months:
+            months = [Month.of(finished)]
+    table = read_filtered((warehouse.history("diwz", m) for m in months), pc.field("source_id") == game_id)
+    history = [] if table is None else table.to_pylist()
+    if not history:
+        known = games is not None and games.num_rows > 0
+        hint = (" (the game is valid but its month has no DiWZ history: run diwz over it)" if known
+                else " (no such game in the validated games)")
+        raise ReportError(f"unknown game {game_id!r}: no DiWZ evaluation{hint}")
+    return history
+
+
+def diwz_evaluation(warehouse: Warehouse, game_id: str, names: NameBook) -> Section:
+    history = diwz_history_of_game(warehouse, game_id)
+    day = history[0]["source_date"]
+    rankings_path = warehouse.rankings("diwz", Month.of(day))
+    listed = {r["player_id"]: r["player_name"] for r in read_rows(rankings_path, ["player_id", "player_name"])} \
+        if rankings_path.exists() else {}
+    who = names.resolve([r["player_id"] for r in history], listed)
+    collected = game_results(warehouse, game_id, history)
+    body: list[Row] = []
+    pooled_any = False
+    for r in history:
+        name = who[r["player_id"]]
+        before, after, count = r["rating_before"], r["rating_after"], r["evaluations"]
+        if after is not None:
+            old = "-" if before is None else f"{int(before)}-{count - 1}"
+            pooled_any = pooled_any or r["pooled"]
+            points = f"{half_points(r['score']):<3}/{r['opponents']}" + ("*" if r["pooled"] else "")
+            body.append(Row([
+                name, old, points, whole_text(r["niveau"]), decimal_text(r["expected"]),
+                whole_text(r["performance"]), f"{int(after)}-{count}",
+                "" if before is None else tendency(after - before),
+            ], r["player_id"], "pooled" if r["pooled"] else "evaluated"))
+        else:
+            old = "-" if before is None else f"{int(before)}-{count}"
+            if collected is not None:
+                waiting = result_list(collected[r["player_id"]])
+            else:   # the game rows are gone: the sums the history keeps
+                niveau = "" if r["niveau"] is None else f", Niv {whole_text(r['niveau'])}"
+                waiting = f"{half_points(r['score'])} /{r['opponents']}{niveau}"
+            body.append(Row([name, old, waiting], r["player_id"], "waiting" if before is not None else "unrated"))
+    columns = [Column("Name, Vorname", css="name"), Column("DiWZalt"), Column("Pkt/Rd"), Column("Niv", "right"),
+               Column("We", "right"), Column("TE", "right"), Column("DiWZneu"), Column("TD", "right")]
+    after_lines = ([DIWZ_POOLED_NOTE] if pooled_any else []) + ["", f"Ende: {seed_date(day)}", ""]
+    return Section("evaluation", f"DiWZ-Auswertung '{game_id}'", columns, body, after=after_lines,
+                   framed=True, name_column=0, lang="de")
+
+
+# --- building a report ----------------------------------------------------------------------
+
+
+def _month_of(value) -> Month | None:
+    if value is None or isinstance(value, Month):
+        return value
+    try:
+        return Month.parse(str(value))
+    except ValueError:
+        raise ReportError(f"not a month: {value!r} (expected YYYY-MM)") from None
+
+
+def build_report(warehouse: Warehouse, system: str, month: Month | str | None = None, *,
+                 player: str | None = None, game: str | None = None, top: int | None = None) -> Report:
+    """Every section of a system's month, read from the warehouse; ReportError for a bad request."""
+    if system not in SYSTEM_NAMES:
+        raise ReportError(f"unknown system {system!r}; choose from {', '.join(SYSTEM_NAMES)}")
+    if player is not None and system != "dip_pouch":
+        raise ReportError(f"--player shows a Dip Pouch history: use it with dip_pouch, not {system}")
+    if game is not None and system != "diwz":
+        raise ReportError(f"--game shows a DiWZ evaluation: use it with diwz, not {system}")
+    if top is not None and top < 1:
+        raise ReportError(f"--top must be at least 1, not {top}")
+    if not warehouse.root.is_dir():
+        raise ReportError(f"no warehouse at {warehouse.root} (run `diprank run` first, or set --warehouse "
+                          f"or ${config.ENV_WAREHOUSE_DIR})")
+    months = warehouse.written_months("rankings", system)
+    if not months:
+        raise ReportError(f"no {system} snapshots in {warehouse.root} (run `diprank run` first)")
+    month = _month_of(month) or months[-1]
+    if month not in months:
+        raise ReportError(f"no {system} snapshot for {month}; months with snapshots: {month_ranges(months)}")
+
+    rows = read_rows(warehouse.rankings(system, month))
+    names = NameBook(warehouse, feed_of(system))
+    sections = [RANKING_SECTIONS[system](rows[:top] if top else rows, month)]
+    if top and len(rows) > top:
+        sections[0].after.append(f"… {len(rows) - top} more listed")
+    if system == "eagle":
+        path = warehouse.output("awards", "eagle", month)
+        awards = read_rows(path) if path.exists() else []
+        listed = {r["player_id"]: r["player_name"] for r in rows}
+        section = eagle_awards(awards, month, names.resolve([a["player_id"] for a in awards], listed))
+        if section:
+            sections.append(section)
+    if player is not None:
+        sections.append(dip_pouch_player_history(warehouse, player, month, names,
+                                                 {r["player_id"]: r for r in rows}))
+    if game is not None:
+        sections.append(diwz_evaluation(warehouse, game, names))
+    chart = [(r["player_id"], player_name(r)) for r in rows[:CHART_PLAYERS]]
+    return Report(system, month, sections[0].title, TITLES[system], sections, warehouse, chart, months)
+
+
+def rating_series(report: Report) -> dict[str, list[tuple[Month, float]]]:
+    """Month-end ratings of the chart's players over every month up to the report's."""
+    ids = [pid for pid, _ in report.chart_players]
+    series: dict[str, list[tuple[Month, float]]] = {pid: [] for pid in ids}
+    if not ids:
+        return series
+    months = [m for m in report.months_available if m <= report.month]
+    table = read_filtered((report.warehouse.rankings(report.system, m) for m in months),
+                          pc.field("player_id").isin(ids), ["as_of", "player_id", "rating"])
+    if table is None:
+        return series
+    for row in sorted(table.to_pylist(), key=lambda r: r["as_of"]):
+        series[row["player_id"]].append((Month.of(row["as_of"]), row["rating"]))
+    return series
+
+
+# --- text -----------------------------------------------------------------------------------
+
+
+def render_section(section: Section) -> list[str]:
+    """A section as fixed-width text lines."""
+    columns = section.columns
+    titles = [c.title for c in columns]
+    cells = [[clean_text(c) for c in row.cells] for row in section.rows]
+    widths = [display_width(t) for t in titles]
+    for row in cells:
+        last = len(row) - 1 if len(row) < len(columns) else len(row)
+        for i in range(min(last, len(columns))):
+            widths[i] = max(widths[i], display_width(row[i]))
+
+    def line(values: list[str]) -> str:
+        parts = []
+        for i, value in enumerate(values):
+            if i == len(values) - 1 and (len(values) < len(columns) or columns[i].align == "left"):
+                parts.append(value)   # nothing follows: no padding (a short row's last cell spans)
+            else:
+                parts.append(pad(value, widths[i], columns[i].align))
+        return "  ".join(parts).rstrip()
+
+    header = line(titles)
+    body = [line(row) for row in cells] or [f"  {section.empty}"]
+    width = max(display_width(x) for x in [header, *body])
+    out: list[str] = []
+    if section.framed:
+        frame = "=" * max(DIWZ_RULE_WIDTH, width)
+        out += [frame, section.title, ""]
+        if section.before:
+            out += [*section.before, ""]
+        rule = "-" * max(DIWZ_RULE_WIDTH, width)
+        out += [header, rule, *body, rule, *section.after, frame]
+        return out
+    out += [section.title, *section.before, ""]
+    rule = "-" * width
+    out += [header, rule, *body]
+    if section.after:
+        out += [rule, *section.after]
+    return out
+
+
+def render_text(report: Report) -> str:
+    blocks = ["\n".join(render_section(s)) for s in report.sections]
+    return "\n\n".join(blocks) + "\n"
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def _month_arg(text: str) -> Month:
+    try:
+        return Month.parse(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a month: {text!r} (expected YYYY-MM)") from None
+
+
+def _top_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+DEFAULT_HTML = "<warehouse>/reports/<system>/<YYYY-MM>.html"
+
+
+def add_report_parser(subparsers) -> argparse.ArgumentParser:
+    """Add `report` to the `diprank` subcommands."""
+    parser = subparsers.add_parser(
+        "report", help="print a month's table the way its community publishes it",
+        description="Print a rating system's monthly table as its community publishes it, "
+                    "optionally with a player's history (dip_pouch) or a game's evaluation (diwz), "
+                    "and write it as a self-contained HTML page.")
+    parser.add_argument("system", help=f"one of {', '.join(SYSTEM_NAMES)}")
+    parser.add_argument("--month", type=_month_arg, metavar="YYYY-MM",
+                        help="the snapshot month (default: the latest month with a snapshot)")
+    parser.add_argument("--warehouse", metavar="DIR",
+                        help=f"warehouse folder (default ${config.ENV_WAREHOUSE_DIR} or {config.DEFAULT_WAREHOUSE_DIR})")
+    parser.add_argument("--player", metavar="ID", help="dip_pouch: also print this player's event history")
+    parser.add_argument("--game", metavar="ID", help="diwz: also print this game's DiWZ evaluation table")
+    parser.add_argument("--top", type=_top_arg, metavar="N", help="print only the first N rows of the ranking")
+    parser.add_argument("--html", nargs="?", const=DEFAULT_HTML, default=None, metavar="PATH",
+                        help=f"also write the report as one self-contained HTML page (default {DEFAULT_HTML}; "
+                             "a folder gets <system>-<YYYY-MM>.html); give it after the system")
+    return parser
+
+
+def _write(text: str, stream=None) -> None:
+    """Write text whatever the stream's encoding can hold (unencodable characters become '?')."""
+    stream = stream or sys.stdout
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(text.encode(encoding, "replace").decode(encoding))
+    stream.flush()
+
+
+def command_report(args: argparse.Namespace) -> int:
+    """Run `diprank report`; returns the exit code (2 for a request the warehouse cannot answer)."""
+    root = args.warehouse or config.Settings.from_env().warehouse_dir
+    warehouse = Warehouse(root)
+    try:
+        report = build_report(warehouse, args.system, args.month, player=args.player, game=args.game,
+                              top=args.top)
+    except ReportError as error:
+        _write(f"diprank: {error}\n", sys.stderr)
+        return EXIT_USAGE
+    target = None
+    if args.html is not None:   # written first, so a closed pipe cannot cost the page
+        from pipeline.reports.html import write_html
+
+        target = (warehouse.root / "reports" / report.system / f"{report.month}.html"
+                  if args.html == DEFAULT_HTML else Path(args.html))
+        if target.is_dir():
+            target = target / f"{report.system}-{report.month}.html"
+        write_html(report, target)
+    try:
+        _write(render_text(report))
+        if target is not None:
+            _write(f"wrote {target}\n")
+    except BrokenPipeError:   # the reader stopped early (`| head`): not an error
+        _silence_stdout()
+    return EXIT_OK
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not complain again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass

@@ -1,0 +1,1 @@
+"""The club "Rankings Explained" rating: rules, compiled kernel and plain reference."""

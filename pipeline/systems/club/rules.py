@@ -1,0 +1,388 @@
+"""The club "Rankings Explained" rating (SPEC §3.2, seed 002).
+
+Each month's table is the year-to-date rating: P = log10(W + D/2 + 1), W% = (W + D/2) / GP,
+S = the mean of the opponents' W% over every (game, opponent) pair, base = P × (W% + S) / 2 × 100,
+plus a legacy of 0.10 × last December's rating for players who played last year. A solo is a
+win, a draw member draws, any other result is a loss; opponents are the game's other
+responsible players.
+
+Computation: players are dense indices into per-player arrays (year-to-date wins, draws,
+losses and opponent pairs; legacy; last month's rating). The year's rows are kept as player
+indices grouped by game, and each month end recomputes the whole year-to-date table in one
+compiled call (pipeline.systems.club.kernel), O(rows of the year + players): S is summed
+exactly over the year's games and rounded once, so the values equal the from-scratch
+reference (pipeline.systems.club.reference) float for float. A step copies the per-player arrays it
+changes (O(players) numpy work, never per game); the id registry and the year's rows are
+append-only and shared between successive states, and an append after a state that is not the
+newest works on a copy, so a state never changes once returned and can be stepped again.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.systems.club import kernel
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
+from schemas.club import ClubHistory, ClubRankings
+
+LEGACY_SHARE = 0.1
+_NO_DAYS = np.zeros(0, np.int32)
+_NO_PLAYERS = np.zeros(0, np.int32)
+_NO_BYTES = np.zeros(0, np.uint8)
+_ZERO_OFFSET = np.zeros(1, np.int32)
+_EPOCH = dt.date(1970, 1, 1)
+_MAX_INT32 = 2**31 - 1
+
+RANKINGS_SCHEMA = rankings_schema(
+    ("wins", pa.int64()),
+    ("draws", pa.int64()),
+    ("losses", pa.int64()),
+    ("games", pa.int64()),
+    ("win_points", pa.float64()),
+    ("win_pct", pa.float64()),
+    ("schedule_strength", pa.float64()),
+    ("base_rating", pa.float64()),
+    ("legacy", pa.float64()),
+)
+
+HISTORY_SCHEMA = history_schema(
+    ("result", pa.string()),
+)
+
+_log_points = np.zeros(0)
+
+
+def log_points(size: int) -> np.ndarray:
+    """At least `size` win points: entry 2W + D is P = log10(W + D/2 + 1), by Python's math.log10."""
+    global _log_points
+    if len(_log_points) < size:
+        start, stop = len(_log_points), max(size, 2 * len(_log_points), 4096)
+        extra = np.array([math.log10(twice / 2 + 1) for twice in range(start, stop)])
+        _log_points = np.concatenate([_log_points, extra])
+    return _log_points
+
+
+_work = threading.local()
+
+
+def _work_space(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's per-player work arrays, (size, 4) float64 and uint64, reused between steps
+    (per thread): fresh arrays of that size every month would cost page faults, not arithmetic.
+    They are the two halves of one 64-byte row per player, so a player's work is one cache line."""
+    space = getattr(_work, "space", None)
+    if space is None or len(space) < size:
+        capacity = max(size, 2 * len(space) if space is not None else 0, 1024)
+        _work.space = space = np.empty((capacity, 8), np.uint64)
+    return space.view(np.float64)[:, 4:], space[:, :4]
+
+
+def _with_room(array: np.ndarray, size: int, fill: Any = 0) -> np.ndarray:
+    """A copy of `array` with room for at least `size` rows (capacity doubles; new rows are `fill`)."""
+    if size <= len(array):
+        return array.copy()
+    return _room(array, len(array), size, fill)
+
+
+def _room(array: np.ndarray, used: int, size: int, fill: Any = 0) -> np.ndarray:
+    """`array` itself, or a larger one (capacity doubling) holding its first `used` rows."""
+    if size <= len(array):
+        return array
+    grown = np.full((max(size, 2 * len(array), 64),) + array.shape[1:], fill, array.dtype)
+    grown[:used] = array[:used]
+    return grown
+
+
+class AppendLog:
+    """An append-only numpy buffer shared by successive states.
+
+    Each state remembers how many entries are its own, and entries below that never change:
+    appending after a state that is not the newest one first copies that state's entries.
+    """
+
+    __slots__ = ("data", "size")
+
+    def __init__(self, values: np.ndarray):
+        self.data = values
+        self.size = len(values)
+
+    def view(self, length: int) -> np.ndarray:
+        """The first `length` entries (a state's own)."""
+        return self.data[:length]
+
+    def reserved(self, length: int, extra: int) -> "AppendLog":
+        """The log holding the first `length` entries with room for `extra` more after them."""
+        log = self if self.size == length else AppendLog(self.data[:length].copy())
+        log.data = _room(log.data, length, length + extra)
+        return log
+
+
+def _floats(values: np.ndarray, validity: np.ndarray) -> pa.Array:
+    """A float64 array with nulls where the validity bitmap's bit is 0 (no copy)."""
+    return pa.Array.from_buffers(pa.float64(), len(values), [pa.py_buffer(validity), pa.py_buffer(values)])
+
+
+def _strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    """A string array over Arrow-style int32 offsets and UTF-8 bytes (no copy)."""
+    return pa.Array.from_buffers(pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+_steps = np.arange(1, dtype=np.int32)
+
+
+def _letters(letters: np.ndarray) -> pa.Array:
+    """A string array of one-letter strings from their bytes, built straight from buffers."""
+    global _steps
+    if len(_steps) <= len(letters):
+        _steps = np.arange(2 * len(letters) + 1, dtype=np.int32)
+    return _strings(_steps[: len(letters) + 1], letters)
+
+
+def _slot_count(needed: int) -> int:
+    """Hash slots: the power of two at least `needed` (64 at least)."""
+    return max(64, 1 << (needed - 1).bit_length())
+
+
+class PlayerIds:
+    """Player ids and their dense indices (in order of first appearance), shared like AppendLog.
+
+    The UTF-8 ids are kept as Arrow-style offsets and bytes, with an open-addressing hash table
+    of indices and the indices in id order (pipeline.systems.club.kernel), so the kernel looks
+    ids up and orders the table, and an Arrow array of the ids costs no copy. A state with n
+    players owns indices 0..n-1; `size` is how many the newest state sharing this registry has.
+    """
+
+    __slots__ = ("offsets", "data", "slots", "order", "size")
+
+    def __init__(self, offsets: np.ndarray, data: np.ndarray):
+        self.size = len(offsets) - 1
+        self.offsets = np.array(offsets, np.int32)
+        self.data = np.array(data, np.uint8)
+        self.slots = kernel.id_slots(self.offsets, self.data, self.size, _slot_count(4 * self.size))
+        self.order = kernel.sorted_by_id(np.arange(self.size, dtype=np.int32), self.offsets, self.data)
+
+    def buffers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The first n players' (offsets, bytes)."""
+        offsets = self.offsets[: n + 1]
+        return offsets, self.data[: offsets[-1]]
+
+    def reserved(self, n: int, ids: int, nbytes: int) -> "PlayerIds":
+        """The registry of the first n players with room for `ids` more ids of `nbytes` bytes."""
+        registry = self if self.size == n else PlayerIds(*self.buffers(n))
+        used = int(registry.offsets[n])
+        if used + nbytes > _MAX_INT32:
+            raise ValueError("club rating: player ids exceed 2 GiB")
+        registry.offsets = _room(registry.offsets, n + 1, n + ids + 1)
+        registry.data = _room(registry.data, used, used + nbytes)
+        registry.order = _room(registry.order, n, n + ids)
+        # At most a quarter of the slots in use keeps probe runs short; at most half, even if
+        # every id of the month is new.
+        needed = max(4 * n, 2 * (n + ids))
+        if len(registry.slots) < needed:
+            registry.slots = kernel.id_slots(registry.offsets, registry.data, n, _slot_count(needed))
+        return registry
+
+
+@dataclass(frozen=True)
+class ClubState:
+    """Year-to-date club state; never mutated once returned (steps build a new one).
+
+    Per-player arrays are indexed by the player's position in `players` and have room for at
+    least `n_players` entries. The year's rows are `year_rows` responsible players in processing
+    order; game g owns rows year_starts[g]:year_starts[g + 1]. `members` lists the year's
+    players in order of their first game.
+    """
+
+    year: int | None
+    n_players: int
+    players: PlayerIds
+    records: np.ndarray  # (players, 4) int32: wins, draws, losses and (game, opponent) pairs this year
+    legacy: np.ndarray  # float64: 0.10 × last December's rating; NaN if the player did not play then
+    legacy_players: np.ndarray  # int32: the players with a legacy
+    last_rating: np.ndarray  # float64: the previous month's table rating; NaN if not listed then
+    table_players: np.ndarray  # int32: the players of the previous month's table
+    max_games: int  # the most games any player has this year
+    year_rows: int
+    year_games: int
+    n_members: int
+    year_players: AppendLog  # int32
+    year_starts: AppendLog  # int64, year_games + 1 entries
+    members: AppendLog  # int32
+
+
+def _empty_year(n: int) -> dict[str, Any]:
+    """The year fields of a state with no game yet this year, for n players."""
+    return {
+        "records": np.zeros((n, 4), np.int32), "max_games": 0, "year_rows": 0, "year_games": 0, "n_members": 0,
+        "year_players": AppendLog(np.zeros(0, np.int32)), "year_starts": AppendLog(np.zeros(1, np.int64)),
+        "members": AppendLog(np.zeros(0, np.int32)),
+    }
+
+
+def opened_year(state: ClubState, year: int) -> ClubState:
+    """The state at the start of `year`: empty records, legacy 0.10 × the final rating of the
+    state's year for players who played in it (none unless `year` follows it directly)."""
+    if state.year == year:
+        return state
+    if state.year is not None and year < state.year:
+        raise ValueError(f"club rating stepped backwards from {state.year} to {year}")
+    n = state.n_players
+    legacy = np.full(n, np.nan)
+    if state.year is not None and year == state.year + 1:  # legacy never carries through an empty year
+        played = state.records[:n, : kernel.PAIRS].sum(axis=1) > 0
+        legacy[played] = LEGACY_SHARE * state.last_rating[:n][played]
+    return ClubState(
+        year=year, n_players=n, players=state.players, legacy=legacy,
+        legacy_players=np.flatnonzero(~np.isnan(legacy)).astype(np.int32),
+        last_rating=state.last_rating, table_players=state.table_players, **_empty_year(n),
+    )
+
+
+def _single(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array (no copy when it has one chunk)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _string_buffers(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 offsets of each row, uint8 bytes they point into) of a string column."""
+    array = _single(column)
+    _, offsets, data = array.buffers()
+    offsets = np.frombuffer(offsets, np.int32)[array.offset : array.offset + len(array) + 1] if offsets else _ZERO_OFFSET
+    return offsets, np.frombuffer(data, np.uint8) if data else _NO_BYTES
+
+
+def _day_numbers(column: pa.ChunkedArray) -> np.ndarray:
+    """int32 days since 1970-01-01 of a date32 column (without nulls)."""
+    array = _single(column)
+    data = array.buffers()[1]
+    return np.frombuffer(data, np.int32)[array.offset : array.offset + len(array)] if data else _NO_DAYS
+
+
+def _day_number(day: dt.date) -> int:
+    return (day - _EPOCH).days
+
+
+class ClubRating:
+    """The club "Rankings Explained" rating: year-to-date P, W% and schedule strength, plus legacy."""
+
+    name: ClassVar[str] = "club"
+    title: ClassVar[str] = "Club rating (Rankings Explained)"
+    feed: ClassVar[str] = "games"
+    ties_share_rank: ClassVar[bool] = True
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)  # no upper bound: win points grow with volume
+    extras: ClassVar[tuple[str, ...]] = ()
+    rankings_model: ClassVar[type] = ClubRankings
+    history_model: ClassVar[type] = ClubHistory
+    extra_models: ClassVar[dict[str, type]] = {}
+
+    def initial_state(self) -> ClubState:
+        """No year open yet, nobody rated."""
+        return ClubState(
+            year=None, n_players=0, players=PlayerIds(_ZERO_OFFSET, _NO_BYTES),
+            legacy=np.zeros(0), legacy_players=_NO_PLAYERS, last_rating=np.zeros(0), table_players=_NO_PLAYERS,
+            **_empty_year(0),
+        )
+
+    def step(self, state: ClubState, month_input: MonthInput) -> MonthOutput:
+        """Add the month's games to the year so far and recompute the table at the month's end."""
+        month, rows = month_input.month, month_input.results
+        state = opened_year(state, month.year)
+        m, n = rows.num_rows, state.n_players
+        game_ids = rows.column("game_id")
+        player_ids = _string_buffers(rows.column("responsible_player_id"))
+        registry = state.players.reserved(n, m, int(player_ids[0][-1] - player_ids[0][0]))
+        year_players = state.year_players.reserved(state.year_rows, m)
+        year_starts = state.year_starts.reserved(state.year_games + 1, m)
+        members = state.members.reserved(state.n_members, m)
+        room = n + m
+        records = _with_room(state.records, room)
+        last_rating = _with_room(state.last_rating, room, np.nan)
+        legacy = _room(state.legacy, n, room, np.nan)
+        values, limbs = _work_space(room)
+        (status, n, games, n_members, (letters, rating_before, listed_before, rating_after),
+         order, (id_offsets, id_bytes, played), counts, columns, max_games) = kernel.club_month(
+            _day_numbers(rows.column("finished_on")), _day_number(month.first_day), _day_number(month.last_day),
+            *_string_buffers(game_ids), *player_ids, *_string_buffers(rows.column("result")), m,
+            registry.offsets, registry.data, registry.slots, registry.order, n,
+            year_players.data, state.year_rows, year_starts.data, state.year_games,
+            members.data, state.n_members, state.legacy_players, state.table_players,
+            records, legacy, last_rating, log_points(2 * state.max_games + m + 1), values, limbs,
+        )
+        if status > 0:  # found before anything changed
+            row = status - 1
+            raise ValueError(
+                f"game {game_ids[row].as_py()} finished {rows.column('finished_on')[row].as_py()}, not in {month}"
+            )
+        registry.size = n
+        year_players.size = state.year_rows + m
+        year_starts.size = state.year_games + games + 1
+        members.size = n_members
+        if status < 0:  # the shared buffers now belong to no state: the next step copies them
+            raise ValueError(f"club rating: a player has more than {kernel.MAX_COUNT} opponents in {month.year}")
+
+        rank, won, drawn, lost, games_played = counts
+        rating, points, pct, strength, base, carried = columns
+        table = pa.Table.from_arrays(
+            [
+                rank, _strings(id_offsets, id_bytes), rating, won, drawn, lost, games_played, points,
+                _floats(pct, played), _floats(strength, played), base, carried,
+            ],
+            schema=RANKINGS_SCHEMA,
+        )
+        history = pa.Table.from_arrays(
+            [
+                game_ids, rows.column("finished_on"), rows.column("responsible_player_id"),
+                _floats(rating_before, listed_before), rating_after, _letters(letters),
+            ],
+            schema=HISTORY_SCHEMA,
+        )
+        new_state = ClubState(
+            year=state.year, n_players=n, players=registry, records=records,
+            legacy=legacy, legacy_players=state.legacy_players, last_rating=last_rating, table_players=order,
+            max_games=max_games, year_rows=year_players.size, year_games=year_starts.size - 1,
+            n_members=n_members, year_players=year_players, year_starts=year_starts, members=members,
+        )
+        return MonthOutput(state=new_state, table=table, history=history)
+
+    def encode_state(self, state: ClubState) -> Any:
+        """The state as codec-friendly data: the year, ids as UTF-8 offsets and bytes, exact arrays."""
+        n = state.n_players
+        id_offsets, id_data = state.players.buffers(n)
+        return {
+            "year": state.year,
+            "id_offsets": id_offsets,
+            "id_data": id_data,
+            "records": state.records[:n],
+            "legacy": state.legacy[:n],
+            "last_rating": state.last_rating[:n],
+            "year_players": state.year_players.view(state.year_rows),
+            "year_starts": state.year_starts.view(state.year_games + 1),
+            "members": state.members.view(state.n_members),
+        }
+
+    def decode_state(self, data: Any) -> ClubState:
+        """Inverse of encode_state."""
+        if "id_offsets" not in data:
+            raise ValueError("club checkpoint in the format before the compiled kernel: recompute from the start")
+        records = np.array(data["records"], np.int32).reshape(-1, 4)
+        legacy, last_rating = np.array(data["legacy"], np.float64), np.array(data["last_rating"], np.float64)
+        year_players, year_starts = np.array(data["year_players"], np.int32), np.array(data["year_starts"], np.int64)
+        members = np.array(data["members"], np.int32)
+        return ClubState(
+            year=data["year"],
+            n_players=len(data["id_offsets"]) - 1,
+            players=PlayerIds(data["id_offsets"], data["id_data"]),
+            records=records,
+            legacy=legacy,
+            legacy_players=np.flatnonzero(~np.isnan(legacy)).astype(np.int32),
+            last_rating=last_rating,
+            table_players=np.flatnonzero(~np.isnan(last_rating)).astype(np.int32),
+            max_games=int(records[:, : kernel.PAIRS].sum(axis=1).max(initial=0)),
+            year_rows=len(year_players), year_games=len(year_starts) - 1, n_members=len(members),
+            year_players=AppendLog(year_players), year_starts=AppendLog(year_starts), members=AppendLog(members),
+        )

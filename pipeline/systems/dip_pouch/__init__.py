@@ -1,0 +1,1 @@
+"""The Dip Pouch Tournament Rating: rules and plain reference."""

@@ -1,0 +1,1 @@
+"""The German DiWZ: rules, finish order, compiled kernel and plain reference."""

@@ -1,0 +1,1000 @@
+"""DiWZ month kernels (SPEC §3.4), compiled with numba over integer-coded arrays.
+
+The encoding pipeline.systems.diwz.rules shares with these kernels:
+  - players are dense numbers; a player's record is one 64-byte RECORD in `records`;
+  - days are day numbers (days since 1970-01-01, as Arrow's date32), NO_DAY for "none";
+  - scores are doubled to integers (0, 1, 2 for 0, ½, 1), so every sum of scores is exact;
+  - a rated player's waiting results (at most MIN_RESULTS − 1) sit in two slots of the record;
+  - a newcomer's collected results (unbounded) sit in a pool of chunks: one int64 row of
+    `chunks` per chunk (the next chunk or -1, then CHUNK doubled scores, then CHUNK opponent
+    ratings), linked per player from collected_head to collected_tail; an emptied collection
+    returns its chunks to a free list. `pool` holds [chunks ever used, first free chunk or -1,
+    free chunks];
+  - player ids are Arrow-style string buffers (int32 offsets, UTF-8 bytes) with an
+    open-addressing hash table of their numbers (`slots`, a power of two rows long, at most half
+    full; see _number_of) and `order`, every number in id order.
+
+Floats are computed in the order and with the operations of the reference
+(pipeline.systems.diwz.reference), so results agree to the last bit: sums of W run over waiting (or
+collected) results first, then the game's opponents in power order; TE = R + (P − We)·800/n and
+R + (TE − R)·n/(20 + n) are evaluated left to right as written there. W's power of ten is taken
+with a base passed in at run time (TEN), so the compiled code calls libm's pow exactly as
+Python's float power does (a literal base could be rewritten by the compiler into exp10, which
+rounds differently). W between two whole ratings depends only on their difference, so it is
+read from a table of the very same expression evaluated once per difference (W_SPAN each way).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
+
+from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
+
+START_RATING = 1600          # the newcomer's and the average rating (seed part I, 2)
+SLOPE = 0.0025               # rule 2.1
+SCALE = 800                  # rule 2.4
+DEVELOPMENT = 20             # rule 2.5: new = old + (TE - old) * n / (20 + n)
+MIN_RESULTS = 3              # rule 2.5: fewer results wait for the next game
+MIN_FIRST_RESULTS = 5        # rule 2.6
+STRIKE_OFF_YEARS = 2         # rules 1.5 and 4.4
+# The Erstzahl iteration contracts (its slope stays within (-0.16, 1)), so it stops long before
+# this; the cap only guarantees termination should floats ever cycle across an integer.
+MAX_FIRST_RATING_STEPS = 10_000
+
+TEN = 10.0                   # the base of W's power, passed to the kernels at run time
+W_SPAN = 4096                # W of whole-rating differences -W_SPAN..W_SPAN comes from a table
+NO_DAY = -(2**31)
+
+# A player's record, one 64-byte row of `records` per player number.
+RECORD = np.dtype(
+    [
+        ("rating", np.int64),
+        ("pending_opponent", np.int64, (MIN_RESULTS - 1,)),  # waiting results' opponent ratings
+        ("evaluations", np.int64),
+        ("keeps_until", np.int32),       # last day the rating stands without an evaluation
+        ("last_evaluated", np.int32),
+        ("rated_since", np.int32),       # the day a never-evaluated rating was given
+        ("collected_count", np.int32),   # newcomer: results toward the Erstzahl ...
+        ("collected_score", np.int32),   # ... their doubled sum
+        ("collected_head", np.int32),    # ... first and last pool chunk, or -1
+        ("collected_tail", np.int32),
+        ("rated", np.bool_),             # the player holds a rating
+        ("pending_count", np.int8),      # rated player: results waiting (fewer than MIN_RESULTS)
+        ("pending_score", np.int8, (MIN_RESULTS - 1,)),      # ... their doubled scores
+    ],
+    align=True,
+)
+UNKNOWN_PLAYER = np.zeros((), dtype=RECORD)   # the record of a player never seen
+for _name in ("keeps_until", "last_evaluated", "rated_since"):
+    UNKNOWN_PLAYER[_name] = NO_DAY
+for _name in ("collected_head", "collected_tail"):
+    UNKNOWN_PLAYER[_name] = -1
+PENDING_SLOTS = MIN_RESULTS - 1
+
+CHUNK = 8                    # collected results per pool chunk
+CHUNK_NEXT = 0
+CHUNK_SCORE = 1              # CHUNK doubled scores from here
+CHUNK_OPPONENT = 1 + CHUNK   # CHUNK opponent ratings from here
+CHUNK_FIELDS = 1 + 2 * CHUNK
+
+
+def _word(text: bytes) -> int:
+    """The first eight bytes of `text` as a little-endian word (as _prefix reads them), as int64."""
+    return int(np.frombuffer(text[:8].ljust(8, b"\0"), dtype="<i8")[0])
+
+
+# The results whose finish category is not OUTSIDE_RESULT (finish_key in diwz_finish), as their
+# length and first eight bytes; "eliminated" has two more.
+_ELIMINATED_WORD = _word(b"eliminated")
+_ELIMINATED_TAIL = np.frombuffer(b"eliminated", dtype=np.uint8)[8:].copy()
+_DRAW_WORD = _word(b"draw")
+_SOLO_WORD = _word(b"solo")
+
+
+# --- arithmetic -------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def half_up_int(value):
+    """Nearest integer, halves away from zero: pipeline.core.rounding.half_up_int for a float64.
+
+    Exact: floor(|x|) and |x| − floor(|x|) are both exact in binary floating point, so the
+    fraction is compared with ½ without any rounding (Decimal(x) is the float's exact value).
+    """
+    magnitude = abs(value)
+    whole = np.floor(magnitude)
+    if magnitude - whole >= 0.5:
+        whole += 1.0
+    result = np.int64(whole)
+    return -result if value < 0 else result
+
+
+@njit(cache=True)
+def expectation(rating, opponent_rating, ten):
+    """W = 1 / (1 + 10^(−0.0025 (R − R_opp))) (rule 2.1); `ten` is TEN."""
+    return 1.0 / (1.0 + ten ** (-SLOPE * (rating - opponent_rating)))
+
+
+@njit(cache=True)
+def expectation_table(ten):
+    """W(d, 0) for every whole difference d from -W_SPAN to W_SPAN."""
+    table = np.empty(2 * W_SPAN + 1, np.float64)
+    for d in range(-W_SPAN, W_SPAN + 1):
+        table[d + W_SPAN] = expectation(np.int64(d), np.int64(0), ten)
+    return table
+
+
+@njit(cache=True)
+def whole_expectation(rating, opponent_rating, table, ten):
+    """W between two whole ratings: the table entry of their difference, else computed."""
+    at = rating - opponent_rating + W_SPAN
+    if 0 <= at <= 2 * W_SPAN:
+        return table[np.uint64(at)]
+    return expectation(rating, opponent_rating, ten)
+
+
+# --- calendar ---------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def set_keeps_until(records, count):
+    """Every record's keeps_until from its anchors: two years after the last evaluation, or after
+    a never-evaluated rating was given; NO_DAY without a rating or an anchor."""
+    for p in range(count):
+        rec = records[p]
+        anchor = rec.last_evaluated if rec.last_evaluated != NO_DAY else rec.rated_since
+        if rec.rated and anchor != NO_DAY:
+            rec.keeps_until = add_years(anchor, STRIKE_OFF_YEARS)
+        else:
+            rec.keeps_until = NO_DAY
+
+
+# --- strings ----------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _same_bytes(a, a_start, a_end, b, b_start, b_end):
+    if a_end - a_start != b_end - b_start:
+        return False
+    for k in range(a_end - a_start):
+        if a[a_start + k] != b[b_start + k]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _same_string(data, start, end, word, other_start, other_end):
+    """Whether data[start:end] (whose _prefix is `word`) equals data[other_start:other_end]."""
+    if end - start != other_end - other_start or _prefix(data, other_start, other_end) != word:
+        return False
+    return end - start <= 8 or _same_bytes(data, start + 8, end, data, other_start + 8, other_end)
+
+
+@njit(cache=True, inline="always")
+def _prefix(data, start, end):
+    """The first eight bytes of data[start:end] as a little-endian word (zero-padded).
+
+    The reads use unsigned indices: numba then leaves out its fix-up for negative ones, which
+    made the eight reads several percent of the month's parsing."""
+    length = end - start
+    if start + 8 <= data.size:
+        at = np.uint64(start)
+        word = np.uint64(0)
+        for k in range(8):
+            word |= np.uint64(data[at + np.uint64(k)]) << np.uint64(8 * k)
+        if length >= 8:
+            return word
+        return word & ((np.uint64(1) << np.uint64(8 * length)) - np.uint64(1))
+    word = np.uint64(0)
+    for k in range(min(length, 8)):
+        word |= np.uint64(data[start + k]) << np.uint64(8 * k)
+    return word
+
+
+@njit(cache=True, inline="always")
+def _hash(prefix, data, start, end):
+    """A 64-bit hash of the bytes data[start:end], whose _prefix is `prefix`."""
+    h = (prefix ^ np.uint64(end - start)) * np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(29)
+    k = start + 8
+    while k < end:
+        stop = min(k + 8, end)
+        word = np.uint64(0)
+        for j in range(k, stop):
+            word = (word << np.uint64(8)) | np.uint64(data[j])
+        h = (h ^ word) * np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(29)
+        k = stop
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    return h ^ (h >> np.uint64(32))
+
+
+# --- finish order (rule 2.3, pipeline.systems.diwz.finish) ------------------------------------
+
+
+@njit(cache=True, inline="always")
+def result_category(data, start, end):
+    """The first part of a power's finish key from its `result` (UTF-8 bytes data[start:end]):
+    ELIMINATED, DRAW, SOLO, and OUTSIDE_RESULT for survived, anarchy and anything else."""
+    length = end - start
+    if length == 4:
+        word = np.int64(_prefix(data, start, end))
+        if word == _DRAW_WORD:
+            return DRAW
+        if word == _SOLO_WORD:
+            return SOLO
+    elif length == 10:
+        if np.int64(_prefix(data, start, end)) == _ELIMINATED_WORD and _same_bytes(data, start + 8, end, _ELIMINATED_TAIL, 0, 2):
+            return ELIMINATED
+    return OUTSIDE_RESULT
+
+
+@njit(cache=True, inline="always")
+def finish_key(category, centres, eliminated_year, powers, supply_centres):
+    """The second part of a power's finish key; the first is its category."""
+    if category == ELIMINATED:
+        return eliminated_year
+    if category == OUTSIDE_RESULT:
+        # "fewer than VZ/N" and "fewer than 2·VZ/N", compared in integers.
+        if centres * powers < supply_centres:
+            return 0
+        if centres * powers < 2 * supply_centres:
+            return 1
+        return 2
+    return 0
+
+
+_KEY_LIMIT = 1 << 40
+
+
+@njit(cache=True)
+def finish_values(category, key, lo, hi, out):
+    """One integer per power of a game that orders the game's powers as their finish keys
+    (category, key) do: category·2^41 + key while every key is below 2^40 in size (elimination
+    years and tiers always are), else the number of powers with a smaller key."""
+    small = True
+    for i in range(lo, hi):
+        if not -_KEY_LIMIT <= key[i] < _KEY_LIMIT:
+            small = False
+    for i in range(lo, hi):
+        if small:
+            out[i] = category[i] * (2 * _KEY_LIMIT) + key[i]
+        else:
+            below = 0
+            for j in range(lo, hi):
+                if category[j] < category[i] or (category[j] == category[i] and key[j] < key[i]):
+                    below += 1
+            out[i] = below
+
+
+@njit(cache=True)
+def doubled_score(own, other):
+    """2, 1 or 0 (a point, half a point, nothing) for a better, the same or a worse finish
+    group, from two finish values."""
+    return (own > other) + (own >= other)
+
+
+# --- player ids -------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _number_of(data, start, end, index_offsets, index_data, slots, count, add):
+    """(number of the id data[start:end], slots, new count): -1 for an unknown id, or with
+    `add` the next number, its bytes appended to the index (whose offsets and bytes must have
+    room); the hash table is replaced by one twice the size when it would pass half full
+    (rehash builds it for ids numbered by other means).
+
+    A slot holds [number + (length << 32), the id's first eight bytes], so ids of up to eight
+    bytes are recognised without reading the id bytes."""
+    length = end - start
+    prefix = _prefix(data, start, end)
+    tag = np.int64(prefix)
+    mask = slots.shape[0] - 1
+    slot = np.int64(_hash(prefix, data, start, end) & np.uint64(mask))
+    while True:
+        entry = slots[slot, 0]
+        if entry < 0:
+            break
+        if slots[slot, 1] == tag and entry >> 32 == length:
+            number = entry & 0xFFFFFFFF
+            if length <= 8 or _same_bytes(index_data, index_offsets[number] + 8, index_offsets[number + 1],
+                                          data, start + 8, end):
+                return number, slots, count
+        slot = (slot + 1) & mask
+    if not add:
+        return -1, slots, count
+    size = index_offsets[count]
+    index_data[size:size + length] = data[start:end]
+    index_offsets[count + 1] = size + length
+    slots[slot, 0] = count + (np.int64(length) << 32)
+    slots[slot, 1] = tag
+    count += 1
+    if 2 * count > slots.shape[0]:
+        slots = rehash(index_offsets, index_data, count, 2 * slots.shape[0])
+    return count - 1, slots, count
+
+
+@njit(cache=True)
+def rehash(index_offsets, index_data, count, size):
+    """A hash table of `size` slots (a power of two) for the first `count` ids."""
+    slots = np.full((size, 2), -1, np.int64)
+    mask = size - 1
+    for number in range(count):
+        start, end = index_offsets[number], index_offsets[number + 1]
+        prefix = _prefix(index_data, start, end)
+        slot = np.int64(_hash(prefix, index_data, start, end) & np.uint64(mask))
+        while slots[slot, 0] >= 0:
+            slot = (slot + 1) & mask
+        slots[slot, 0] = number + (np.int64(end - start) << 32)
+        slots[slot, 1] = np.int64(prefix)
+    return slots
+
+
+@njit(cache=True)
+def _id_less(data, offsets, a, b):
+    """Whether id a sorts before id b (UTF-8 bytes in order = code points in order)."""
+    start_a, end_a = offsets[a], offsets[a + 1]
+    start_b, end_b = offsets[b], offsets[b + 1]
+    for k in range(min(end_a - start_a, end_b - start_b)):
+        x = data[start_a + k]
+        y = data[start_b + k]
+        if x != y:
+            return x < y
+    return end_a - start_a < end_b - start_b
+
+
+@njit(cache=True)
+def extend_id_order(order, data, offsets, first_new, total):
+    """`order` (the numbers 0..first_new-1 in id order) with first_new..total-1 merged in."""
+    new = np.arange(first_new, total)
+    count = new.size
+    # Bottom-up merge sort of the new ids.
+    scratch = np.empty_like(new)
+    width = 1
+    while width < count:
+        for lo in range(0, count, 2 * width):
+            mid = min(lo + width, count)
+            hi = min(lo + 2 * width, count)
+            a, b, out = lo, mid, lo
+            while a < mid and b < hi:
+                if _id_less(data, offsets, new[b], new[a]):
+                    scratch[out] = new[b]
+                    b += 1
+                else:
+                    scratch[out] = new[a]
+                    a += 1
+                out += 1
+            scratch[out:out + mid - a] = new[a:mid]
+            out += mid - a
+            scratch[out:out + hi - b] = new[b:hi]
+        new, scratch = scratch, new
+        width *= 2
+    # Each new id's place among the old ones by binary search, then one merging pass.
+    merged = np.empty(order.size + count, np.int64)
+    taken = 0
+    for at in range(count):
+        lo, hi = taken, order.size
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _id_less(data, offsets, order[mid], new[at]):
+                lo = mid + 1
+            else:
+                hi = mid
+        merged[taken + at:lo + at] = order[taken:lo]
+        merged[lo + at] = new[at]
+        taken = lo
+    merged[taken + count:] = order[taken:]
+    return merged
+
+
+# --- the month's rows -------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def parse_month(
+    game_offsets, game_data, result_offsets, result_data, player_offsets, player_data,
+    row_rated, row_day, row_supply, row_centres, row_year, year_validity, year_offset,
+    index_offsets, index_data, slots, count, order,
+):
+    """The month's rated games from its rows (GAME_COLUMNS in processing order; the string
+    columns as Arrow offsets and bytes, eliminated_year with its Arrow validity bitmap, empty
+    when it has no nulls, and the bitmap's offset): a game is a run of rows with the same
+    game_id and is rated when its first row is. Numbers the responsible players not known yet
+    (the index's offsets and bytes must have room for every row).
+
+    Returns game_start (into the kept rows), game_day, whether each input row is kept (belongs
+    to a rated game), per kept row its finish value (finish_values) and player number, the pool
+    chunks the month's results could need at most; then the hash table, the new player count
+    and id order.
+    """
+    rows = row_rated.size
+    game_start = np.empty(rows + 1, np.int64)
+    game_day = np.empty(rows, np.int64)
+    game_supply = np.empty(rows, np.int64)
+    kept = np.empty(rows, np.int64)
+    keep = np.zeros(rows, np.bool_)
+    games = 0
+    kept_rows = 0
+    r = 0
+    while r < rows:
+        start, stop = game_offsets[r], game_offsets[r + 1]
+        word = _prefix(game_data, start, stop)
+        end = r + 1
+        while end < rows and _same_string(game_data, start, stop, word, game_offsets[end], game_offsets[end + 1]):
+            end += 1
+        if row_rated[r]:
+            game_start[games] = kept_rows
+            game_day[games] = row_day[r]
+            game_supply[games] = row_supply[r]
+            games += 1
+            for k in range(r, end):
+                kept[kept_rows] = k
+                keep[k] = True
+                kept_rows += 1
+        r = end
+    game_start[games] = kept_rows
+    # Pool chunks the month's results could need at most (a row adds powers − 1 results).
+    chunks_needed = 0
+    for g in range(games):
+        powers = game_start[g + 1] - game_start[g]
+        chunks_needed += powers * ((powers - 1 + CHUNK - 1) // CHUNK)
+
+    category = np.empty(kept_rows, np.int64)
+    key = np.empty(kept_rows, np.int64)
+    finish = np.empty(kept_rows, np.int64)
+    players = np.empty(kept_rows, np.int64)
+    first_new = count
+    for g in range(games):
+        lo, hi = game_start[g], game_start[g + 1]
+        for i in range(lo, hi):
+            k = kept[i]
+            category[i] = result_category(result_data, result_offsets[k], result_offsets[k + 1])
+            year = 0
+            if category[i] == ELIMINATED:
+                bit = year_offset + k
+                if year_validity.size == 0 or (year_validity[bit >> 3] >> (bit & 7)) & 1:
+                    year = row_year[k]
+            key[i] = finish_key(category[i], row_centres[k], year, hi - lo, game_supply[g])
+            players[i], slots, count = _number_of(player_data, player_offsets[k], player_offsets[k + 1],
+                                                  index_offsets, index_data, slots, count, True)
+        finish_values(category, key, lo, hi, finish)
+    if count > first_new:
+        order = extend_id_order(order, index_data, index_offsets, first_new, count)
+    return (game_start[:games + 1], game_day[:games], keep, finish, players, chunks_needed,
+            slots, count, order)
+
+
+# --- pool of collected results ----------------------------------------------------------------
+
+
+@njit(cache=True)
+def _take_chunk(chunks, pool):
+    free = pool[1]
+    if free >= 0:
+        pool[1] = chunks[free, CHUNK_NEXT]
+        pool[2] -= 1
+        chunk = free
+    else:
+        chunk = pool[0]
+        pool[0] += 1
+    chunks[chunk, CHUNK_NEXT] = -1
+    return chunk
+
+
+@njit(cache=True)
+def _free_collection(rec, chunks, pool):
+    count = rec.collected_count
+    if count > 0:
+        chunks[rec.collected_tail, CHUNK_NEXT] = pool[1]
+        pool[1] = rec.collected_head
+        pool[2] += (count + CHUNK - 1) // CHUNK
+    rec.collected_count = 0
+    rec.collected_score = 0
+    rec.collected_head = -1
+    rec.collected_tail = -1
+
+
+@njit(cache=True)
+def _append_collected(rec, scores, opponents, m, chunks, pool):
+    count = rec.collected_count
+    for t in range(m):
+        slot = count % CHUNK
+        if slot == 0:
+            chunk = _take_chunk(chunks, pool)
+            if count == 0:
+                rec.collected_head = chunk
+            else:
+                chunks[rec.collected_tail, CHUNK_NEXT] = chunk
+            rec.collected_tail = chunk
+        chunks[rec.collected_tail, CHUNK_SCORE + slot] = scores[t]
+        chunks[rec.collected_tail, CHUNK_OPPONENT + slot] = opponents[t]
+        rec.collected_score += scores[t]
+        count += 1
+    rec.collected_count = count
+
+
+@njit(cache=True)
+def _collected_opponents(rec, chunks):
+    """A collection's opponent ratings, in the order they were gathered."""
+    count = rec.collected_count
+    out = np.empty(count, np.int64)
+    chunk = rec.collected_head
+    for k in range(count):
+        if k > 0 and k % CHUNK == 0:
+            chunk = chunks[chunk, CHUNK_NEXT]
+        out[k] = chunks[chunk, CHUNK_OPPONENT + k % CHUNK]
+    return out
+
+
+@njit(cache=True)
+def first_rating(score, opponents, ten):
+    """The Erstzahl (rule 2.6): R ← R + (P − We(R))·800/(20 + n) from 1600, unrounded, until the
+    integer part (floor) of two successive values is the same; that integer."""
+    count = opponents.size
+    rating = float(START_RATING)
+    for _ in range(MAX_FIRST_RATING_STEPS):
+        expected = 0.0
+        for opponent in opponents:
+            expected += expectation(rating, opponent, ten)
+        following = rating + (score - expected) * SCALE / (DEVELOPMENT + count)
+        if np.floor(following) == np.floor(rating):
+            return np.int64(np.floor(following))
+        rating = following
+    return np.int64(np.floor(rating))
+
+
+# --- player transitions -----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _clear_pending(rec):
+    rec.pending_count = 0
+    for slot in range(PENDING_SLOTS):
+        rec.pending_score[slot] = 0
+        rec.pending_opponent[slot] = 0
+
+
+@njit(cache=True)
+def _strike_off(rec, chunks, pool):
+    """No rating any more: a newcomer again, with nothing waiting or collected."""
+    rec.rated = False
+    rec.rating = 0
+    rec.evaluations = 0
+    rec.last_evaluated = NO_DAY
+    rec.rated_since = NO_DAY
+    rec.keeps_until = NO_DAY
+    _clear_pending(rec)
+    _free_collection(rec, chunks, pool)
+
+
+@njit(cache=True)
+def _establish(rec, rating, evaluations, day, last_evaluated, keeps_until, chunks, pool):
+    """A new rating given on `day` (1600-0 at start, or the Erstzahl), standing until
+    `keeps_until` (two years after `day`)."""
+    rec.rated = True
+    rec.rating = rating
+    rec.evaluations = evaluations
+    rec.last_evaluated = last_evaluated
+    rec.rated_since = day
+    rec.keeps_until = keeps_until
+    _clear_pending(rec)
+    _free_collection(rec, chunks, pool)
+
+
+# --- the month --------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def rate_month(game_start, game_day, finish, players, records, chunks, pool,
+               player_count, start_newcomers, clock_day, month_end, w_table, ten):
+    """Apply one month's rated games in order, then strike off expired ratings at `month_end`.
+
+    `records` and the pool are changed in place (the caller passes its own copies; the pool
+    must have room for every result the month could collect). `clock_day`, when not NO_DAY,
+    first starts the strike-off clock of every rating that has none (an initial list entry, in
+    the first month with games). `start_newcomers` gives a newcomer 1600-0 before its game is
+    evaluated (start_1600 and the bootstrap month).
+
+    Returns the history columns, one row per game row, as three arrays: floats (rating_before,
+    rating_after, score, niveau, expected, performance), integers (opponents, evaluations) and
+    flags (pooled, then whether rating_before, rating_after, niveau, expected, performance and
+    evaluations are given).
+    """
+    rows = players.size
+    games = game_day.size
+    floats = np.zeros((6, rows), np.float64)
+    integers = np.zeros((2, rows), np.int64)
+    flags = np.zeros((7, rows), np.bool_)
+    before_out, after_out, score_out, niveau_out, expected_out, performance_out = (
+        floats[0], floats[1], floats[2], floats[3], floats[4], floats[5])
+    opponents_out, evaluations_out = integers[0], integers[1]
+    pooled_out, before_ok, after_ok, niveau_ok, expected_ok, performance_ok, evaluations_ok = (
+        flags[0], flags[1], flags[2], flags[3], flags[4], flags[5], flags[6])
+
+    # The end of the strike-off clock for the days of this month (its games lie within it).
+    first_day = month_end - 31
+    keeps_of_day = np.empty(32, np.int64)
+    for d in range(32):
+        keeps_of_day[d] = add_years(first_day + d, STRIKE_OFF_YEARS)
+
+    if clock_day != NO_DAY:
+        for p in range(player_count):
+            rec = records[p]
+            if rec.rated and rec.keeps_until == NO_DAY:
+                rec.rated_since = clock_day
+                rec.keeps_until = add_years(clock_day, STRIKE_OFF_YEARS)
+
+    widest = 0
+    for g in range(games):
+        widest = max(widest, game_start[g + 1] - game_start[g])
+    has_before = np.zeros(widest, np.bool_)
+    before = np.zeros(widest, np.int64)
+    result_score = np.zeros(widest, np.int64)
+    result_opponent = np.zeros(widest, np.int64)
+    rated_rating = np.zeros(widest, np.int64)     # the game's rated powers, in power order
+    rated_finish = np.zeros(widest, np.int64)
+    rated_slot = np.zeros(widest, np.int64)       # a rated power's place among them
+    rated_expected = np.zeros(widest, np.float64) # per rated power: Σ W so far
+    rated_score = np.zeros(widest, np.int64)      # ... doubled points and opponents' ratings
+    rated_opponents = np.zeros(widest, np.int64)  #     from this game's results
+
+    for g in range(games):
+        lo = game_start[g]
+        powers = game_start[g + 1] - lo
+        day = game_day[g]
+        if first_day <= day <= month_end:
+            keeps = keeps_of_day[day - first_day]
+        else:
+            keeps = add_years(day, STRIKE_OFF_YEARS)
+        for i in range(powers):
+            rec = records[players[lo + i]]
+            if rec.keeps_until != NO_DAY and day > rec.keeps_until:
+                _strike_off(rec, chunks, pool)
+            if not rec.rated and start_newcomers:
+                # 1600-0 before the game is evaluated, so a rated opponent in it (seed example 1).
+                _establish(rec, START_RATING, 0, day, NO_DAY, keeps, chunks, pool)
+            has_before[i] = rec.rated
+            before[i] = rec.rating
+
+        rated_here = 0
+        for i in range(powers):
+            if has_before[i]:
+                rated_slot[i] = rated_here
+                rated_rating[rated_here] = before[i]
+                rated_finish[rated_here] = finish[lo + i]
+                rated_here += 1
+        # Σ W of every rated power, the waiting results first when they are evaluated with this
+        # game's, then this game's opponents in power order. The sums of all powers are built
+        # side by side (each still in its own order), so they do not wait on one another.
+        for a in range(rated_here):
+            rated_expected[a] = 0.0
+            rated_score[a] = 0
+            rated_opponents[a] = 0
+        for i in range(powers):
+            if has_before[i]:
+                rec = records[players[lo + i]]
+                waiting = np.int64(rec.pending_count)
+                if waiting + rated_here - 1 >= MIN_RESULTS:
+                    a = rated_slot[i]
+                    for t in range(waiting):
+                        rated_expected[a] += whole_expectation(before[i], rec.pending_opponent[t], w_table, ten)
+        for b in range(rated_here):
+            opponent = rated_rating[b]
+            other = rated_finish[b]
+            for a in range(b):
+                rated_expected[a] += whole_expectation(rated_rating[a], opponent, w_table, ten)
+                rated_score[a] += doubled_score(rated_finish[a], other)
+                rated_opponents[a] += opponent
+            for a in range(b + 1, rated_here):
+                rated_expected[a] += whole_expectation(rated_rating[a], opponent, w_table, ten)
+                rated_score[a] += doubled_score(rated_finish[a], other)
+                rated_opponents[a] += opponent
+
+        for i in range(powers):
+            r = lo + i
+            rec = records[players[r]]
+            own = finish[r]
+            # This game's results against rated opponents, in power order.
+            m = rated_here - 1 if has_before[i] else rated_here
+            opponents_out[r] = m
+
+            if not has_before[i]:
+                # Newcomer: collect, and take the Erstzahl once the rule allows (rule 2.6).
+                game_score = 0
+                game_opponents = 0
+                t = 0
+                for j in range(powers):
+                    if j != i and has_before[j]:
+                        result_score[t] = doubled_score(own, finish[lo + j])
+                        result_opponent[t] = before[j]
+                        game_score += result_score[t]
+                        game_opponents += before[j]
+                        t += 1
+                score_out[r] = game_score * 0.5
+                if m > 0:
+                    niveau_out[r] = game_opponents / m
+                    niveau_ok[r] = True
+                had_earlier = rec.collected_count > 0
+                _append_collected(rec, result_score, result_opponent, m, chunks, pool)
+                count = np.int64(rec.collected_count)
+                doubled = np.int64(rec.collected_score)
+                if m == 0 or count < MIN_FIRST_RESULTS or doubled == 0 or doubled == 2 * count:
+                    continue
+                points = doubled * 0.5
+                opponents = _collected_opponents(rec, chunks)
+                first = first_rating(points, opponents, ten)
+                expected = 0.0
+                opponent_sum = 0
+                for opponent in opponents:
+                    expected += whole_expectation(first, opponent, w_table, ten)
+                    opponent_sum += opponent
+                after_out[r] = first
+                after_ok[r] = True
+                score_out[r] = points
+                opponents_out[r] = count
+                niveau_out[r] = opponent_sum / count
+                expected_out[r] = expected
+                expected_ok[r] = True
+                performance_out[r] = first + (points - expected) * SCALE / count
+                performance_ok[r] = True
+                pooled_out[r] = had_earlier
+                evaluations_out[r] = 1
+                evaluations_ok[r] = True
+                _establish(rec, first, 1, day, day, keeps, chunks, pool)
+                continue
+
+            # Rated player: evaluate waiting and new results together (W summed in that order),
+            # or let the new ones wait, W summed over them alone (rule 2.5).
+            old = before[i]
+            waiting = np.int64(rec.pending_count)
+            count = waiting + m
+            evaluate = count >= MIN_RESULTS
+            mine = rated_slot[i]
+            expected = rated_expected[mine]
+            game_score = rated_score[mine]
+            game_opponents = rated_opponents[mine]
+            doubled = 0
+            opponent_sum = 0
+            if evaluate:
+                for t in range(waiting):
+                    doubled += rec.pending_score[t]
+                    opponent_sum += rec.pending_opponent[t]
+            else:
+                t = waiting
+                for j in range(powers):
+                    if j != i and has_before[j]:
+                        rec.pending_score[t] = doubled_score(own, finish[lo + j])
+                        rec.pending_opponent[t] = before[j]
+                        t += 1
+            before_out[r] = old
+            before_ok[r] = True
+            expected_ok[r] = True
+            evaluations_ok[r] = True
+            if not evaluate:
+                rec.pending_count = count
+                score_out[r] = game_score * 0.5
+                if m > 0:
+                    niveau_out[r] = game_opponents / m
+                    niveau_ok[r] = True
+                expected_out[r] = expected
+                evaluations_out[r] = rec.evaluations
+                continue
+            doubled += game_score
+            opponent_sum += game_opponents
+            points = doubled * 0.5
+            performance = old + (points - expected) * SCALE / count
+            new = half_up_int(old + (performance - old) * count / (DEVELOPMENT + count))
+            after_out[r] = new
+            after_ok[r] = True
+            score_out[r] = points
+            opponents_out[r] = count
+            niveau_out[r] = opponent_sum / count
+            niveau_ok[r] = True
+            expected_out[r] = expected
+            performance_out[r] = performance
+            performance_ok[r] = True
+            pooled_out[r] = waiting > 0
+            rec.rating = new
+            rec.evaluations += 1
+            evaluations_out[r] = rec.evaluations
+            rec.last_evaluated = day
+            rec.keeps_until = keeps
+            _clear_pending(rec)
+
+    for p in range(player_count):
+        rec = records[p]
+        if rec.keeps_until != NO_DAY and month_end > rec.keeps_until:
+            _strike_off(rec, chunks, pool)
+
+    return floats, integers, flags
+
+
+# --- the month's list -------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _digits(value):
+    count = 1
+    value = abs(value)
+    while value >= 10:
+        value //= 10
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def _write_int(buffer, at, value):
+    if value < 0:
+        buffer[at] = 45  # "-"
+        at += 1
+        value = -value
+    width = _digits(value)
+    for place in range(width - 1, -1, -1):
+        buffer[at + place] = 48 + value % 10
+        value //= 10
+    return at + width
+
+
+@njit(cache=True)
+def _stable_order(keys):
+    """The positions of `keys` in ascending order, equal keys in their given order."""
+    order = np.arange(keys.size)
+    scratch = np.empty_like(order)
+    width = 1
+    while width < keys.size:
+        for lo in range(0, keys.size, 2 * width):
+            mid = min(lo + width, keys.size)
+            hi = min(lo + 2 * width, keys.size)
+            a, b, out = lo, mid, lo
+            while a < mid and b < hi:
+                if keys[order[b]] < keys[order[a]]:
+                    scratch[out] = order[b]
+                    b += 1
+                else:
+                    scratch[out] = order[a]
+                    a += 1
+                out += 1
+            scratch[out:out + mid - a] = order[a:mid]
+            out += mid - a
+            scratch[out:out + hi - b] = order[b:hi]
+        order, scratch = scratch, order
+        width *= 2
+    return order
+
+
+_LONGEST_ENTRY = 41   # the longest display string: two int64 values (20 characters each) and "-"
+
+
+@njit(cache=True)
+def rankings(records, count, id_rank):
+    """The list: rated players by rating desc, then player id (`id_rank` is each player's place
+    in id order); equal ratings share a rank (1-2-2-4). Returns player numbers, then rank and
+    evaluations as rows of one array, the ratings, last_evaluated (NO_DAY for none), and the
+    display strings ("1797-5") as Arrow string offsets and bytes.
+
+    The records are read once, in number order, and what the list shows is carried through the
+    sort in plain arrays, so no pass reads records out of order; the display strings are
+    written in one pass into room for the longest ones."""
+    at_rank = np.full(count, -1, np.int64)
+    rating_at = np.empty(count, np.int64)
+    evaluations_at = np.empty(count, np.int64)
+    last_at = np.empty(count, np.int32)
+    listed = 0
+    for p in range(count):
+        rec = records[p]
+        if rec.rated:
+            place = id_rank[p]
+            at_rank[place] = p
+            rating_at[place] = rec.rating
+            evaluations_at[place] = rec.evaluations
+            last_at[place] = rec.last_evaluated
+            listed += 1
+    # In id order: the listed players' ratings and places.
+    rating_by_id = np.empty(listed, np.int64)
+    place_by_id = np.empty(listed, np.int64)
+    at = 0
+    for place in range(count):
+        if at_rank[place] >= 0:
+            rating_by_id[at] = rating_at[place]
+            place_by_id[at] = place
+            at += 1
+    # Best first, ties in id order: each listed player's place in id order.
+    places = np.empty(listed, np.int64)
+    if listed > 0:
+        low = rating_by_id.min()
+        high = rating_by_id.max()
+        span = high - low + 1
+        if span <= 4 * listed + 65536:
+            # Stable counting sort on the rating, best first: ties keep the id order.
+            start = np.zeros(span + 1, np.int64)
+            for rating in rating_by_id:
+                start[high - rating + 1] += 1
+            for v in range(span):
+                start[v + 1] += start[v]
+            for at in range(listed):
+                slot = high - rating_by_id[at]
+                places[start[slot]] = place_by_id[at]
+                start[slot] += 1
+        else:
+            # Ratings too far apart to count: a stable merge sort, best first.
+            order = _stable_order(high - rating_by_id)
+            for at in range(listed):
+                places[at] = place_by_id[order[at]]
+
+    players = np.empty(listed, np.int64)
+    columns = np.empty((2, listed), np.int64)
+    last_out = np.empty(listed, np.int32)
+    ratings_out = np.empty(listed, np.float64)
+    offsets = np.zeros(listed + 1, np.int32)
+    text = np.empty(_LONGEST_ENTRY * listed, np.uint8)
+    size = 0
+    previous = 0
+    for at in range(listed):
+        place = places[at]
+        rating = rating_at[place]
+        players[at] = at_rank[place]
+        if at > 0 and rating == previous:
+            columns[0, at] = columns[0, at - 1]
+        else:
+            columns[0, at] = at + 1
+        previous = rating
+        ratings_out[at] = rating
+        columns[1, at] = evaluations_at[place]
+        last_out[at] = last_at[place]
+        end = _write_int(text, size, rating)
+        text[end] = 45  # "-"
+        size = _write_int(text, end + 1, evaluations_at[place])
+        offsets[at + 1] = size
+    return players, columns, ratings_out, last_out, offsets, text[:size]
+
+
+# --- checkpoints ------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def flatten_collections(records, count, chunks):
+    """Every player's collected results, player after player: doubled scores and opponents."""
+    total = 0
+    for p in range(count):
+        total += records[p].collected_count
+    scores = np.empty(total, np.int8)
+    opponents = np.empty(total, np.int64)
+    at = 0
+    for p in range(count):
+        chunk = records[p].collected_head
+        for k in range(records[p].collected_count):
+            if k > 0 and k % CHUNK == 0:
+                chunk = chunks[chunk, CHUNK_NEXT]
+            scores[at] = chunks[chunk, CHUNK_SCORE + k % CHUNK]
+            opponents[at] = chunks[chunk, CHUNK_OPPONENT + k % CHUNK]
+            at += 1
+    return scores, opponents
+
+
+@njit(cache=True)
+def pool_collections(records, count, scores, opponents, chunks):
+    """The inverse of flatten_collections into an empty pool (with room): links every
+    player's collection and sets its collected_score, collected_head and collected_tail."""
+    used = 0
+    at = 0
+    for p in range(count):
+        rec = records[p]
+        rec.collected_score = 0
+        rec.collected_head = -1
+        rec.collected_tail = -1
+        for k in range(rec.collected_count):
+            slot = k % CHUNK
+            if slot == 0:
+                if k == 0:
+                    rec.collected_head = used
+                else:
+                    chunks[rec.collected_tail, CHUNK_NEXT] = used
+                rec.collected_tail = used
+                used += 1
+            chunks[rec.collected_tail, CHUNK_SCORE + slot] = scores[at]
+            chunks[rec.collected_tail, CHUNK_OPPONENT + slot] = opponents[at]
+            rec.collected_score += scores[at]
+            at += 1
+    return np.array([used, -1, 0], np.int64)

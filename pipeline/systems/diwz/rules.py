@@ -1,0 +1,574 @@
+"""DiWZ, the German Diplomacy-Wertungszahl (seed 004, SPEC §3.4).
+
+An Elo variant for whole games: every rated game gives each responsible player one pairwise
+result (1, 0.5 or 0, from the finish order in pipeline.systems.diwz.finish) against every
+opponent who already holds a rating. A rated player is evaluated once at least three such
+results are at hand; fewer wait and are pooled with the player's next game. Newcomers either
+collect results until an iterated first rating (Erstzahl, rule 2.6) or start at 1600-0.
+
+The month's work runs in compiled kernels (pipeline.systems.diwz.kernel) over arrays: one
+reads the month's rows straight from the Arrow buffers (games, finish keys, player numbers),
+one rates every game of the month and applies the strike-off, one orders the list. This module
+keeps the players' records in growable arrays indexed by dense player numbers (capacities
+double), the ids in an append-only index shared by successive states, and turns the kernels'
+arrays into the month's Arrow tables. pipeline.systems.diwz.reference states the same rules in plain
+Python; pipeline.systems.diwz.finish states the finish order.
+
+History rows, one per responsible player per rated game (the non-responsible half of a
+replacement gets none):
+  evaluation       rating_before R, rating_after the new rating, score/opponents/niveau/
+                   expected over every result evaluated (earlier waiting ones included),
+                   performance TE, pooled true iff earlier results were included,
+                   evaluations the new count.
+  waiting          (rated player, fewer than three results so far) rating_before R,
+                   rating_after null, score/opponents/niveau/expected over this game's own
+                   results only, performance null, pooled false, evaluations unchanged.
+  newcomer         rating_before null, rating_after null, score/opponents/niveau over this
+                   game's results, expected/performance/evaluations null, pooled false.
+  first rating     rating_before null, rating_after the Erstzahl, score/opponents/niveau over
+                   every collected result, expected and performance computed at the first
+                   rating, pooled true iff results from earlier games were included,
+                   evaluations 1.
+
+Where the rules are silent:
+  - start_1600 (and the bootstrap month) gives a newcomer 1600-0 before the game is evaluated,
+    so they are rated opponents in it and evaluated by it, as in the seed's first example.
+  - The bootstrap applies only when no initial list is given; a list being continued keeps
+    rule 2.6 for its newcomers from the first game on.
+  - An initial list entry's strike-off clock starts on the first day of the first month with a
+    rated game (the day it was "given" as far as the data knows).
+  - A rating stands through exactly two years after its last evaluation (or the day a
+    never-evaluated rating was given) and is struck off at the first game or month end after
+    that day.
+  - Sums of W run in the order the results were gathered (waiting ones first, then the game's
+    opponents in power order), so the float result is reproducible.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.core.months import Month
+from pipeline.systems.diwz import kernel
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
+from pipeline.systems.diwz.kernel import (  # noqa: F401  (the rule constants, re-exported)
+    DEVELOPMENT, MAX_FIRST_RATING_STEPS, MIN_FIRST_RESULTS, MIN_RESULTS, SCALE, SLOPE, START_RATING,
+    STRIKE_OFF_YEARS,
+)
+from schemas.diwz import DiWZHistory, DiWZRankings
+
+ERSTZAHL = "erstzahl"
+START_1600 = "start_1600"
+NEWCOMER_MODES = (ERSTZAHL, START_1600)
+
+Result = tuple[float, int]   # (pairwise score, the opponent's rating before the game)
+
+RANKINGS_SCHEMA = rankings_schema(
+    ("evaluations", pa.int64()),
+    ("display", pa.string()),
+    ("last_evaluated", pa.date32()),
+)
+
+HISTORY_SCHEMA = history_schema(
+    ("score", pa.float64()),
+    ("opponents", pa.int64()),
+    ("niveau", pa.float64()),
+    ("expected", pa.float64()),
+    ("performance", pa.float64()),
+    ("pooled", pa.bool_()),
+    ("evaluations", pa.int64()),
+)
+
+EPOCH = dt.date(1970, 1, 1)
+NO_DAY = kernel.NO_DAY
+MIN_PLAYERS = 64             # smallest player capacity
+MIN_CHUNKS = 16              # smallest pool capacity
+
+# The record fields a checkpoint stores as they are; keeps_until and the pool links are derived
+# again on decoding, and the collected results are stored flat.
+STORED_FIELDS = (
+    "rated", "rating", "evaluations", "last_evaluated", "rated_since",
+    "pending_count", "pending_score", "pending_opponent", "collected_count",
+)
+
+
+@functools.cache
+def w_table() -> np.ndarray:
+    """W for every whole rating difference the kernel reads from a table."""
+    return kernel.expectation_table(kernel.TEN)
+
+
+def day_number(day: dt.date) -> int:
+    return (day - EPOCH).days
+
+
+def day_of(number: int) -> dt.date | None:
+    return None if number == NO_DAY else EPOCH + dt.timedelta(days=int(number))
+
+
+def _resized(array: np.ndarray, rows: int, fill: np.ndarray | int) -> np.ndarray:
+    """A copy of `array` with `rows` rows, the new ones set to `fill`."""
+    out = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
+    keep = min(rows, len(array))
+    # Copied as raw bytes: numpy copies structured records field by field otherwise.
+    out[:keep].view(np.uint8)[...] = array[:keep].view(np.uint8)
+    out[keep:] = fill
+    return out
+
+
+# --- state ----------------------------------------------------------------------------------
+
+
+class PlayerIndex:
+    """Player ids and their dense numbers, append-only, in a form the kernels read.
+
+    The ids are kept as Arrow string buffers (int32 offsets and UTF-8 bytes, capacity
+    doubling) with an open-addressing hash table of their numbers and `order`, every number in
+    id order (the list breaks rating ties with it). Successive states share one index; each
+    state knows how many of its ids are its own (`DiWZState.count`), so appending never changes
+    what an earlier state sees.
+    """
+
+    def __init__(self, ids: Sequence[str] = ()) -> None:
+        self.count = 0
+        self.offsets = np.zeros(MIN_PLAYERS + 1, dtype=np.int32)
+        self.data = np.zeros(8 * MIN_PLAYERS, dtype=np.uint8)
+        self.slots = np.full((2 * MIN_PLAYERS, 2), -1, dtype=np.int64)
+        self.order = np.zeros(0, dtype=np.int64)      # the numbers in id order
+        self.rank = np.zeros(0, dtype=np.int64)       # each number's place in `order`
+        if ids:
+            self.add(pa.array(list(ids), pa.string()))
+
+    def reserve(self, ids: int, size: int) -> None:
+        """Room for `ids` more ids of `size` bytes in all (the kernels grow the hash table)."""
+        total = self.count + ids
+        if total + 1 > len(self.offsets):
+            self.offsets = _resized(self.offsets, max(2 * len(self.offsets), total + 1), 0)
+        used = int(self.offsets[self.count])
+        if used + size > len(self.data):
+            self.data = _resized(self.data, max(2 * len(self.data), used + size), 0)
+
+    def add(self, ids: pa.Array) -> None:
+        """Number distinct ids, none of them known yet, count, count + 1, ..."""
+        offsets, data = string_buffers(ids)
+        self.reserve(len(ids), int(offsets[-1] - offsets[0]))
+        first, total, used = self.count, self.count + len(ids), int(self.offsets[self.count])
+        self.offsets[first + 1:total + 1] = used + offsets[1:] - offsets[0]
+        self.data[used:used + offsets[-1] - offsets[0]] = data[offsets[0]:offsets[-1]]
+        slots = len(self.slots)
+        while 2 * total > slots:
+            slots *= 2
+        self.slots = kernel.rehash(self.offsets, self.data, total, slots)
+        self.set_order(total, kernel.extend_id_order(self.order, self.data, self.offsets, first, total))
+
+    def set_order(self, count: int, order: np.ndarray) -> None:
+        """Take `count` ids in `order` (after new ids were numbered)."""
+        if len(self.rank) != count:
+            self.rank = np.empty(count, dtype=np.int64)
+            self.rank[order] = np.arange(count)
+        self.count, self.order = count, order
+
+    def ids(self, count: int) -> list[str]:
+        """The first `count` ids, in number order."""
+        return self.arrow(count).to_pylist()
+
+    def fork(self, count: int) -> "PlayerIndex":
+        """An index of the first `count` ids only (for a state that is stepped a second time)."""
+        clone = PlayerIndex()
+        size = int(self.offsets[count])
+        clone.reserve(count, size)
+        clone.offsets[:count + 1] = self.offsets[:count + 1]
+        clone.data[:size] = self.data[:size]
+        clone.count = count
+        clone.slots = kernel.rehash(clone.offsets, clone.data, count, max(len(clone.slots), 1 << (2 * count).bit_length()))
+        clone.set_order(count, self.order[self.order < count])
+        return clone
+
+    def arrow(self, count: int) -> pa.StringArray:
+        """The first `count` ids as an Arrow array (a view: take from it, do not keep it)."""
+        size = int(self.offsets[count])
+        return pa.StringArray.from_buffers(
+            count, pa.py_buffer(self.offsets[:count + 1]), pa.py_buffer(self.data[:size])
+        )
+
+
+def values(array: pa.Array) -> np.ndarray:
+    """The values of a fixed-width Arrow array without copying (undefined where null)."""
+    dtype = np.dtype(array.type.to_pandas_dtype()) if not pa.types.is_date32(array.type) else np.dtype(np.int32)
+    if len(array) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=dtype.itemsize * array.offset)
+
+
+def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's offsets (int32, one more than its length, into the bytes) and UTF-8
+    bytes, without copying."""
+    if len(array) == 0:
+        return np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.uint8)
+    _, offsets, data = array.buffers()
+    starts = np.frombuffer(offsets, dtype=np.int32, count=len(array) + 1, offset=4 * array.offset)
+    text = np.frombuffer(data, dtype=np.uint8) if data is not None and data.size else np.zeros(0, dtype=np.uint8)
+    return starts, text
+
+
+@dataclass(frozen=True)
+class PlayerArrays:
+    """Every player's record (kernel.RECORD) by player number (rows beyond the state's count
+    are unknown players), and the pool of collected results."""
+
+    records: np.ndarray         # kernel.RECORD [capacity]
+    chunks: np.ndarray          # int64 [pool capacity, kernel.CHUNK_FIELDS]
+    pool: np.ndarray            # int64 [chunks ever used, first free chunk or -1, free chunks]
+
+    @classmethod
+    def empty(cls, players: int = 0, chunks: int = 0) -> "PlayerArrays":
+        records = np.empty(max(players, MIN_PLAYERS), dtype=kernel.RECORD)
+        records[:] = kernel.UNKNOWN_PLAYER
+        pool = np.zeros((max(chunks, MIN_CHUNKS), kernel.CHUNK_FIELDS), dtype=np.int64)
+        return cls(records, pool, np.array([0, -1, 0], dtype=np.int64))
+
+    def copy_with_room(self, players: int, chunks: int) -> "PlayerArrays":
+        """An independent copy with room for `players` players and `chunks` more pool chunks
+        (capacities double as they grow)."""
+        rows = len(self.records)
+        if players > rows:
+            rows = max(2 * rows, players)
+        size = len(self.chunks)
+        used, _, free = (int(v) for v in self.pool)
+        if size - used + free < chunks:
+            size = max(2 * size, used + chunks)
+        # Only the chunks ever used are copied: the room is reserved for a month's worst case
+        # and mostly stays unused, and a chunk is written when it is first taken, never read before.
+        pool_chunks = np.empty((size, kernel.CHUNK_FIELDS), dtype=np.int64)
+        pool_chunks[:used] = self.chunks[:used]
+        return PlayerArrays(_resized(self.records, rows, kernel.UNKNOWN_PLAYER), pool_chunks, self.pool.copy())
+
+    def collected(self, player: int) -> list[Result]:
+        """A player's collected results, in order."""
+        results: list[Result] = []
+        record = self.records[player]
+        chunk = int(record["collected_head"])
+        for k in range(int(record["collected_count"])):
+            if k and k % kernel.CHUNK == 0:
+                chunk = int(self.chunks[chunk, kernel.CHUNK_NEXT])
+            slot = k % kernel.CHUNK
+            results.append((int(self.chunks[chunk, kernel.CHUNK_SCORE + slot]) / 2,
+                            int(self.chunks[chunk, kernel.CHUNK_OPPONENT + slot])))
+        return results
+
+
+@dataclass(frozen=True)
+class PlayerRecord:
+    """One player's standing, read from the arrays: a rating (None for a newcomer) and the
+    results not yet used."""
+
+    rating: int | None
+    evaluations: int
+    last_evaluated: dt.date | None
+    rated_since: dt.date | None          # the day a never-evaluated rating was given
+    pending: list[Result]                # rated player: results waiting (n < 3)
+    collected: list[Result]              # newcomer: results toward the Erstzahl
+
+
+@dataclass(frozen=True)
+class DiWZState:
+    """Everything the next month needs: the bootstrap month, the player numbering (the first
+    `count` players of `index` are this state's) and every player's record."""
+
+    first_month: Month | None
+    index: PlayerIndex
+    count: int
+    arrays: PlayerArrays
+
+    @property
+    def players(self) -> "PlayerRecords":
+        """The records by player id (read-only)."""
+        return PlayerRecords(self)
+
+
+class PlayerRecords(Mapping[str, PlayerRecord]):
+    """A state's player records by id, built on access (for inspection, not for the step)."""
+
+    def __init__(self, state: DiWZState) -> None:
+        self._state = state
+        self._numbers = {player_id: number for number, player_id in enumerate(state.index.ids(state.count))}
+
+    def __getitem__(self, player_id: str) -> PlayerRecord:
+        number = self._numbers[player_id]
+        arrays = self._state.arrays
+        record = arrays.records[number]
+        return PlayerRecord(
+            rating=int(record["rating"]) if record["rated"] else None,
+            evaluations=int(record["evaluations"]),
+            last_evaluated=day_of(record["last_evaluated"]),
+            rated_since=day_of(record["rated_since"]),
+            pending=[(int(record["pending_score"][slot]) / 2, int(record["pending_opponent"][slot]))
+                     for slot in range(int(record["pending_count"]))],
+            collected=arrays.collected(number),
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return self._state.count
+
+
+# --- the month's games as arrays ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MonthGames:
+    """The month's rated games: per game its first row and day; per row (power, in processing
+    order) the responsible player's number and its finish value."""
+
+    game_start: np.ndarray       # int64 [games + 1]
+    game_day: np.ndarray         # int64 [games]
+    finish: np.ndarray           # int64 [rows], finish values (kernel.finish_values)
+    players: np.ndarray          # int64 [rows]
+    chunks_needed: int           # pool chunks the month's results could need at most
+    game_id: pa.Array
+    finished_on: pa.Array
+    player_id: pa.Array
+
+    @property
+    def games(self) -> int:
+        return len(self.game_day)
+
+
+def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
+    """The month's rows (GAME_COLUMNS in processing order) as the rated games' arrays; numbers
+    the players the index does not know yet."""
+
+    def array(name: str) -> pa.Array:
+        column = results.column(name)
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+    def numbers(name: str, fill: int) -> np.ndarray:
+        column = array(name)
+        return values(pc.fill_null(column, fill) if column.null_count else column)
+
+    game_id, player_id, finished_on = array("game_id"), array("responsible_player_id"), array("finished_on")
+    game_strings, player_strings = string_buffers(game_id), string_buffers(player_id)
+    days = values(finished_on.view(pa.int32()))
+    rated = array("rated")
+    if rated.null_count:
+        rated = pc.fill_null(rated, False)
+    year = array("eliminated_year")
+    year_validity = year.buffers()[0] if year.null_count else None
+    index.reserve(len(player_id), int(player_strings[0][-1] - player_strings[0][0]))
+    game_start, game_day, keep, finish, players, chunks_needed, index.slots, count, order = kernel.parse_month(
+        *game_strings, *string_buffers(array("result")), *player_strings,
+        rated.to_numpy(zero_copy_only=False), days, numbers("supply_centres", 34), numbers("centres", 0),
+        values(year), np.zeros(0, np.uint8) if year_validity is None else np.frombuffer(year_validity, np.uint8),
+        year.offset, index.offsets, index.data, index.slots, index.count, index.order,
+    )
+    index.set_order(count, order)
+    if len(players) < results.num_rows:
+        mask = pa.Array.from_buffers(pa.bool_(), len(keep), [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
+        game_id, finished_on, player_id = game_id.filter(mask), finished_on.filter(mask), player_id.filter(mask)
+    return MonthGames(game_start, game_day, finish, players, chunks_needed, game_id, finished_on, player_id)
+
+
+# --- the system -----------------------------------------------------------------------------
+
+
+class DiWZ:
+    """The DiWZ list, month by month (SPEC §3.4)."""
+
+    name: ClassVar[str] = "diwz"
+    title: ClassVar[str] = "DiWZ (Diplomacy-Wertungszahl)"
+    feed: ClassVar[str] = "games"
+    ties_share_rank: ClassVar[bool] = True
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (100.0, 3500.0)  # plausible Elo-style numbers; outside means a defect
+    extras: ClassVar[tuple[str, ...]] = ()
+    rankings_model: ClassVar[type] = DiWZRankings
+    history_model: ClassVar[type] = DiWZHistory
+    extra_models: ClassVar[dict[str, type]] = {}
+
+    def __init__(
+        self,
+        newcomers: str = ERSTZAHL,
+        initial_ratings: Mapping[str, tuple[int, int]] | None = None,
+    ) -> None:
+        """newcomers: "erstzahl" or "start_1600"; initial_ratings: an existing list, player_id -> (rating, evaluations)."""
+        if newcomers not in NEWCOMER_MODES:
+            raise ValueError(f"DiWZ newcomers must be one of {NEWCOMER_MODES}, not {newcomers!r}")
+        self.newcomers = newcomers
+        self.initial_ratings = checked_initial_ratings(initial_ratings or {})
+
+    def initial_state(self) -> DiWZState:
+        """The existing list (if any): established players whose clock starts with the data."""
+        ids = list(self.initial_ratings)
+        arrays = PlayerArrays.empty(len(ids))
+        if ids:
+            entries = np.array(list(self.initial_ratings.values()), dtype=np.int64)
+            arrays.records["rated"][:len(ids)] = True
+            arrays.records["rating"][:len(ids)] = entries[:, 0]
+            arrays.records["evaluations"][:len(ids)] = entries[:, 1]
+        return DiWZState(first_month=None, index=PlayerIndex(ids), count=len(ids), arrays=arrays)
+
+    def step(self, state: DiWZState, month_input: MonthInput) -> MonthOutput:
+        """Evaluate the month's rated games in order, strike off expired ratings, list the rest."""
+        month = month_input.month
+        index = state.index if state.index.count == state.count else state.index.fork(state.count)
+        games = month_games(month_input.results, index)
+        count = index.count
+        arrays = state.arrays.copy_with_room(count, games.chunks_needed)
+
+        first_month = state.first_month
+        clock_day = NO_DAY
+        if first_month is None and games.games:
+            first_month = month
+            clock_day = day_number(month.first_day)
+        bootstrap = self.newcomers == ERSTZAHL and not self.initial_ratings and month == first_month
+        history = kernel.rate_month(
+            games.game_start, games.game_day, games.finish, games.players,
+            arrays.records, arrays.chunks, arrays.pool, count,
+            self.newcomers == START_1600 or bootstrap, clock_day, day_number(month.last_day), w_table(), kernel.TEN,
+        )
+        return MonthOutput(
+            state=DiWZState(first_month=first_month, index=index, count=count, arrays=arrays),
+            table=rankings_table(index, count, arrays),
+            history=history_table(games, history),
+        )
+
+    def encode_state(self, state: DiWZState) -> Any:
+        """The state as codec-friendly data (pipeline.core.state_codec): ids and numpy arrays."""
+        n = state.count
+        records = state.arrays.records[:n]
+        scores, opponents = kernel.flatten_collections(state.arrays.records, n, state.arrays.chunks)
+        return {
+            "first_month": None if state.first_month is None else (state.first_month.year, state.first_month.month),
+            "ids": state.index.ids(n),
+            **{name: np.ascontiguousarray(records[name]) for name in STORED_FIELDS},
+            "collected_score": scores,
+            "collected_opponent": opponents,
+        }
+
+    def decode_state(self, data: Any) -> DiWZState:
+        """Inverse of encode_state."""
+        if "players" in data:
+            data = _from_records(data)
+        first_month = data["first_month"]
+        ids = data["ids"]
+        n = len(ids)
+        counts = np.asarray(data["collected_count"], dtype=np.int64)
+        arrays = PlayerArrays.empty(n, int(np.sum((counts + kernel.CHUNK - 1) // kernel.CHUNK)))
+        for name in STORED_FIELDS:
+            arrays.records[name][:n] = np.asarray(data[name]).reshape(arrays.records[name][:n].shape)
+        kernel.set_keeps_until(arrays.records, n)
+        pool = kernel.pool_collections(
+            arrays.records, n, np.asarray(data["collected_score"], dtype=np.int8),
+            np.asarray(data["collected_opponent"], dtype=np.int64), arrays.chunks,
+        )
+        return DiWZState(
+            first_month=None if first_month is None else Month(*first_month),
+            index=PlayerIndex(ids), count=n, arrays=PlayerArrays(arrays.records, arrays.chunks, pool),
+        )
+
+
+def _from_records(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A checkpoint written with one record per player (rating, evaluations, last_evaluated,
+    rated_since, pending, collected) in the form encode_state writes now."""
+    players = data["players"]
+    records = np.empty(len(players), dtype=kernel.RECORD)
+    records[:] = kernel.UNKNOWN_PLAYER
+    scores: list[int] = []
+    opponents: list[int] = []
+    for record, (rating, evaluations, last_evaluated, rated_since, pending, collected) in zip(records, players.values()):
+        record["rated"] = rating is not None
+        record["rating"] = 0 if rating is None else rating
+        record["evaluations"] = evaluations
+        record["last_evaluated"] = NO_DAY if last_evaluated is None else day_number(last_evaluated)
+        record["rated_since"] = NO_DAY if rated_since is None else day_number(rated_since)
+        record["pending_count"] = len(pending)
+        for slot, (score, opponent) in enumerate(pending):
+            record["pending_score"][slot] = round(2 * score)
+            record["pending_opponent"][slot] = opponent
+        record["collected_count"] = len(collected)
+        scores.extend(round(2 * score) for score, _ in collected)
+        opponents.extend(int(opponent) for _, opponent in collected)
+    return {
+        "first_month": data["first_month"],
+        "ids": list(players),
+        **{name: records[name] for name in STORED_FIELDS},
+        "collected_score": np.array(scores, dtype=np.int8),
+        "collected_opponent": np.array(opponents, dtype=np.int64),
+    }
+
+
+# --- month-level helpers --------------------------------------------------------------------
+
+
+def checked_initial_ratings(initial: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """The existing list as {player_id: (rating, evaluations)}, rejecting malformed entries."""
+    checked: dict[str, tuple[int, int]] = {}
+    for player_id in sorted(initial):
+        entry = initial[player_id]
+        if not isinstance(player_id, str) or not player_id:
+            raise ValueError(f"DiWZ initial_ratings: player id must be a non-empty string, not {player_id!r}")
+        if (
+            not isinstance(entry, (tuple, list)) or len(entry) != 2
+            or not all(isinstance(value, int) and not isinstance(value, bool) for value in entry)
+            or entry[1] < 0
+        ):
+            raise ValueError(
+                f"DiWZ initial_ratings[{player_id!r}] must be (rating, evaluations) as integers "
+                f"with evaluations >= 0, not {entry!r}"
+            )
+        checked[player_id] = (entry[0], entry[1])
+    return checked
+
+
+def history_table(games: MonthGames, columns: tuple[np.ndarray, np.ndarray, np.ndarray]) -> pa.Table:
+    """The month's history rows from the kernel's columns (see kernel.rate_month), in
+    processing order."""
+    floats, integers, flags = columns
+    rows = floats.shape[1]
+    bits = [pa.py_buffer(row) for row in np.packbits(flags, axis=1, bitorder="little")]
+    pooled, before_ok, after_ok, niveau_ok, expected_ok, performance_ok, evaluations_ok = bits
+
+    def column(kind: pa.DataType, data: np.ndarray, valid: pa.Buffer | None = None) -> pa.Array:
+        return pa.Array.from_buffers(kind, rows, [valid, pa.py_buffer(data)])
+
+    return pa.Table.from_arrays(
+        [
+            games.game_id, games.finished_on, games.player_id,
+            column(pa.float64(), floats[0], before_ok), column(pa.float64(), floats[1], after_ok),
+            column(pa.float64(), floats[2]), column(pa.int64(), integers[0]),
+            column(pa.float64(), floats[3], niveau_ok), column(pa.float64(), floats[4], expected_ok),
+            column(pa.float64(), floats[5], performance_ok), column(pa.bool_(), pooled),
+            column(pa.int64(), integers[1], evaluations_ok),
+        ],
+        schema=HISTORY_SCHEMA,
+    )
+
+
+def rankings_table(index: PlayerIndex, count: int, arrays: PlayerArrays) -> pa.Table:
+    """The list: established players by rating desc, then player_id; equal ratings share a rank."""
+    players, columns, rating, last_evaluated, offsets, text = kernel.rankings(arrays.records, count, index.rank)
+    listed = len(players)
+    dated = pa.py_buffer(np.packbits(last_evaluated != NO_DAY, bitorder="little"))
+    return pa.Table.from_arrays(
+        [
+            pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(columns[0])]),
+            index.arrow(count).take(pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(players)])),
+            pa.Array.from_buffers(pa.float64(), listed, [None, pa.py_buffer(rating)]),
+            pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(columns[1])]),
+            pa.StringArray.from_buffers(listed, pa.py_buffer(offsets), pa.py_buffer(text)),
+            pa.Array.from_buffers(pa.date32(), listed, [dated, pa.py_buffer(last_evaluated)]),
+        ],
+        schema=RANKINGS_SCHEMA,
+    )
+
+
+def display(rating: int, evaluations: int) -> str:
+    """The published form of a DiWZ, e.g. 1797-5."""
+    return f"{rating}-{evaluations}"

@@ -1,0 +1,1 @@
+"""Dip2000's Eagle points table: rules, compiled kernel, table order and plain reference."""

@@ -1,0 +1,607 @@
+"""Dip2000's Eagle points table (SPEC §3.3, seed 003).
+
+A game's value V is the sum of its players' contributions, round_half_up(0.5 + (601 - P)/400, 2)
+for table position P up to 602 and 0.50 below or unlisted, 0 for an anarchy. A soloist takes V,
+each of k draw members round_half_up(V/k, 2), the others 0.00 (anarchy), 0.01 (eliminated) or
+0.10 + 0.01 x centres (survived). Table points are the sum of the last 10 games' points.
+
+Positions: `published` (default) takes P from the table this system returned for the previous
+month; `live` takes it from the table as it stands just before the game, listing measured at the
+game's date. Points are held as exact integer hundredths; floats appear only in the output tables.
+
+Computation: a month runs as a few compiled kernels (pipeline.systems.eagle.kernel) over
+per-player arrays indexed by a dense player number: the ids are numbered through a hash table
+over their UTF-8 bytes, the result names become codes, and one kernel call applies the month's
+games in order. In `published` mode a game looks its players' contributions up in an array
+filled from the previous month's table. In `live` mode the top of the table is held in an
+order-statistic treap (pipeline.systems.eagle.table), so a player's position, removal and
+reinsertion cost O(log n) and no game re-sorts the table; a listed player below the treap's
+points threshold has at least 602 players ahead and needs no exact position. Listings that end
+within the month end, earliest first, before the first game on or after their end. The
+month-end table is last month's order with the month's players taken out, sorted anew and merged
+back in (O(players) per month). A step copies the arrays it changes (O(players) per month,
+never per game), so a state can be stepped again.
+
+Decisions where SPEC §3.3 is silent:
+- A result belongs to the power's responsible player (SPEC §2); a power counts once per game.
+- A player whose next game comes more than 7 years after the last starts over: that game's
+  history row has a null `rating_before`, like a first game.
+- Player of the month: the change is the month-end table points minus the table points the
+  player carried into the month (listed or not, since an unlisted player keeps their games);
+  a player with no games before the month, or whose games restarted in it, counts from 0. The
+  change may be negative; the largest wins even then, and ties share.
+- The yearly awards count only games of the configured variants; "first-ever game" (rookie)
+  is the player's first counted game, never a game after a 7-year restart. King of the
+  mountain is rank 1 of the December table, which the order makes unique. Most valuable
+  victory and rookie of the year name the game; a player can win them with several games.
+- Months must be stepped consecutively, and a counted game must finish in the stepped month;
+  anything else is a ValueError rather than a silently wrong table.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.core.months import Month
+from pipeline.core.rounding import half_up
+from pipeline.systems.eagle import kernel
+from pipeline.systems.eagle import table as eagle_table
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
+from schemas.eagle import EagleAwards, EagleHistory, EagleRankings
+
+POSITION_MODES = ("published", "live")
+GAMES_COUNTED = kernel.GAMES_COUNTED    # only the last 10 finished games count
+LISTING_YEARS = kernel.LISTING_YEARS    # listed while the last game is less than 2 years old
+RESTART_YEARS = kernel.RESTART_YEARS    # a next game more than 7 years after the last starts over
+LAST_SCORING_POSITION = 602  # below this (or unlisted) a player contributes the minimum
+CENTS = Decimal(100)
+
+RANKINGS_SCHEMA = rankings_schema(
+    ("points", pa.float64()),
+    ("games", pa.int64()),
+    ("last_game_date", pa.date32()),
+    ("points_to_defend", pa.float64()),
+    ("new_eagles", pa.float64()),
+)
+
+HISTORY_SCHEMA = history_schema(
+    ("contribution", pa.float64()),
+    ("game_value", pa.float64()),
+    ("points", pa.float64()),
+)
+
+AWARDS_SCHEMA = pa.schema([
+    ("award", pa.string()),
+    ("year", pa.int64()),
+    ("month", pa.int64()),
+    ("player_id", pa.string()),
+    ("value", pa.float64()),
+    ("game_id", pa.string()),
+])
+
+
+# ---------------------------------------------------------------------------------------------
+# The rule's formulas (exact decimals)
+# ---------------------------------------------------------------------------------------------
+
+def position_contribution(position: int | None) -> Decimal:
+    """Contribution of a (non-anarchy) player at table position P; None means unlisted."""
+    if position is None or position > LAST_SCORING_POSITION:
+        return Decimal("0.50")
+    if position < 1:
+        raise ValueError(f"table positions start at 1, got {position}")
+    return half_up(Decimal("0.5") + Decimal(601 - position) / Decimal(400), 2)
+
+
+def to_cents(value: Decimal) -> int:
+    """Exact hundredths of a value that is already rounded to two places."""
+    cents = value * CENTS
+    if cents != cents.to_integral_value():
+        raise ValueError(f"{value} is not a whole number of hundredths")
+    return int(cents)
+
+
+def cents_to_float(cents: int) -> float:
+    """Output form of hundredths: the float64 nearest to the exact decimal (int division rounds correctly)."""
+    return cents / 100
+
+
+# Contribution in hundredths by position 1..602 (index 0 unused): the formula, evaluated once.
+CONTRIBUTION_CENTS = np.array(
+    [0] + [to_cents(position_contribution(p)) for p in range(1, LAST_SCORING_POSITION + 1)], dtype=np.int64)
+CONTRIBUTION_FLOATS = CONTRIBUTION_CENTS.astype(np.float64) / 100.0  # cents_to_float of each
+UNLISTED_CENTS = to_cents(position_contribution(None))
+
+EPOCH = dt.date(1970, 1, 1)
+UNIX_EPOCH_ORDINAL = EPOCH.toordinal()
+MIN_CAPACITY = 64
+
+
+def day_number(day: dt.date) -> int:
+    """Days since 1970-01-01 (the date32 value of a date)."""
+    return (day - EPOCH).days
+
+
+# ---------------------------------------------------------------------------------------------
+# State
+# ---------------------------------------------------------------------------------------------
+
+Best = tuple[int, tuple[tuple[str, str], ...]]  # a running maximum: (value, ((player, game), ...))
+
+
+@dataclass(frozen=True)
+class YearTally:
+    """What the year's awards need, gathered game by game (reset when the year changes).
+
+    points / played: per player index (capacity entries), hundredths taken from the year's games
+    and whether the player played in the year.
+    """
+
+    year: int | None
+    points: np.ndarray
+    played: np.ndarray
+    best_victory: Best = (0, ())  # (V, ((player, game), ...))
+    best_rookie: Best = (0, ())   # (points, ((player, game), ...))
+
+
+@dataclass(frozen=True)
+class LiveTable:
+    """The listed players in live mode and the treap of the top of the table (see
+    pipeline.systems.eagle.kernel). Player arrays have the state's capacity."""
+
+    nodes: np.ndarray    # int32 (capacity + 1, 4): treap nodes (pipeline.systems.eagle.table)
+    listed: np.ndarray   # bool per player: listed
+    in_tree: np.ndarray  # bool per player: in the treap
+    meta: np.ndarray     # int64 [treap root, threshold, treap size]
+
+    def copy(self, capacity: int) -> "LiveTable":
+        """An independent copy for `capacity` players."""
+        return LiveTable(_resized(self.nodes, capacity + 1), _resized(self.listed, capacity),
+                         _resized(self.in_tree, capacity), self.meta.copy())
+
+
+@dataclass(frozen=True)
+class PlayerIds:
+    """player_id <-> player number (numbers in order of first appearance).
+
+    The ids' UTF-8 bytes in Arrow's string layout (`pool`, `offsets`), found through an
+    open-addressing hash table (`slots`) by the compiled eagle_kernel.number_ids; the kernels
+    compare the bytes for the table's last tie-break.
+    """
+
+    count: int
+    pool: np.ndarray      # uint8: the ids' bytes, one after another
+    offsets: np.ndarray   # int32: id v is pool[offsets[v]:offsets[v + 1]] (count + 1 used)
+    slots: np.ndarray     # int64 (size, 2): the hash table of eagle_kernel.number_ids
+
+    @property
+    def array(self) -> pa.Array:
+        """player_id by number, sharing the state's memory."""
+        return pa.StringArray.from_buffers(self.count, pa.py_buffer(self.offsets[:self.count + 1]),
+                                           pa.py_buffer(self.pool))
+
+
+@dataclass(frozen=True)
+class EagleState:
+    """Everything carried from month to month; arrays are indexed by player number.
+
+    Player arrays have a capacity of at least `count` entries (doubled when full); entries past
+    `count` are zero. Checkpointed: month, ids, points, games, last, recent and the tally; the
+    rest (the id hash table, the month-end order, the live table) is rebuilt from them.
+    A state is never changed once made.
+    """
+
+    month: Month | None
+    ids: PlayerIds
+    points: np.ndarray            # int64 table points in hundredths
+    games: np.ndarray             # int64 games since the last restart (0: never played)
+    last: np.ndarray              # int32 day number of the last game
+    recent: np.ndarray            # int32 (capacity, 10) ring of the last 10 games' points
+    order: np.ndarray             # int32 the listed players at the month end, in table order
+    tally: YearTally
+    live: LiveTable | None        # live mode only; built from `order` when missing
+
+    @property
+    def count(self) -> int:
+        return self.ids.count
+
+    @property
+    def listed(self) -> list[tuple[int, int, int, str]]:
+        """The month-end table's keys in order: (-points, games, -last game ordinal, player_id)."""
+        order = self.order
+        return list(zip((-self.points[order]).tolist(), self.games[order].tolist(),
+                        (-(self.last[order].astype(np.int64) + UNIX_EPOCH_ORDINAL)).tolist(),
+                        self.ids.array.take(pa.array(order)).to_pylist()))
+
+
+def _resized(array: np.ndarray, capacity: int) -> np.ndarray:
+    """A copy of `array` with `capacity` rows (zeros past the old ones)."""
+    if array.shape[0] == capacity:
+        return array.copy()
+    out = np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
+    out[:array.shape[0]] = array
+    return out
+
+
+def _empty_state() -> EagleState:
+    zeros = lambda dtype, *shape: np.zeros((MIN_CAPACITY,) + shape, dtype=dtype)  # noqa: E731
+    ids = PlayerIds(0, np.zeros(8 * MIN_CAPACITY, dtype=np.uint8), np.zeros(MIN_CAPACITY + 1, dtype=np.int32),
+                    np.full((2 * MIN_CAPACITY, 2), -1, dtype=np.int64))
+    return EagleState(
+        month=None, ids=ids,
+        points=zeros(np.int64), games=zeros(np.int64), last=zeros(np.int32),
+        recent=zeros(np.int32, GAMES_COUNTED),
+        order=np.empty(0, dtype=np.int32),
+        tally=YearTally(None, zeros(np.int64), zeros(np.bool_)), live=None,
+    )
+
+
+# Live mode's treap holds the top of the table: at least the scoring positions, about TREE_TARGET
+# players after it is resized, resized when it falls below TREE_LOW or grows past TREE_HIGH. Every
+# game of a player in the treap costs a lookup, a removal and an insertion there, so the band is
+# kept narrow: on 200,000 generated games a treap of 602..677 players ran the live month about a
+# fifth faster than one of 602..1,204, while the resizes it makes more frequent stayed cheap.
+TREE_LOW = LAST_SCORING_POSITION
+TREE_TARGET = 21 * LAST_SCORING_POSITION // 20
+TREE_HIGH = 9 * LAST_SCORING_POSITION // 8
+TREE_SIZES = np.array([TREE_LOW, TREE_TARGET, TREE_HIGH], dtype=np.int64)
+
+
+def _build_live(state: EagleState, capacity: int) -> LiveTable:
+    """The live table holding the listed players of `state` (its month-end order)."""
+    live = LiveTable(np.zeros((capacity + 1, eagle_table.NODE_COLUMNS), dtype=np.int32),
+                     np.zeros(capacity, dtype=np.bool_), np.zeros(capacity, dtype=np.bool_),
+                     np.zeros(3, dtype=np.int64))
+    kernel.build_live(state.order, TREE_SIZES, live.nodes, live.listed, live.in_tree, live.meta,
+                      np.empty(capacity + 1, dtype=np.int32), state.points, state.games, state.last,
+                      state.ids.offsets, state.ids.pool)
+    return live
+
+
+_NO_LIVE_TABLE = LiveTable(np.zeros((1, eagle_table.NODE_COLUMNS), dtype=np.int32), np.zeros(0, dtype=np.bool_),
+                           np.zeros(0, dtype=np.bool_), np.zeros(3, dtype=np.int64))
+
+
+# ---------------------------------------------------------------------------------------------
+# Award rows
+# ---------------------------------------------------------------------------------------------
+
+def award_row(award: str, month: Month, player_id: str, value_cents: int, game_id: str | None = None) -> dict:
+    """One awards-table row."""
+    return {"award": award, "year": month.year, "month": month.month, "player_id": player_id,
+            "value": cents_to_float(value_cents), "game_id": game_id}
+
+
+def best_entries(best: Best, value: int, entries: tuple[tuple[str, str], ...]) -> Best:
+    """Running maximum with ties kept: `best` updated with entries that all have `value`."""
+    if not entries:
+        return best
+    best_value, held = best
+    if not held or value > best_value:
+        return (value, entries)
+    if value == best_value:
+        return (best_value, held + entries)
+    return best
+
+
+def top_players(players: np.ndarray, values: np.ndarray, state: EagleState) -> tuple[list[str], int]:
+    """The players (their ids, sorted) sharing the largest value, and that value."""
+    if players.shape[0] == 0:
+        return [], 0
+    best = values.max()
+    return sorted(state.ids.array.take(pa.array(players[values == best])).to_pylist()), int(best)
+
+
+def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
+    """The December titles: king of the mountain, most valuable victory, runner and rookie of the year."""
+    rows = []
+    if state.order.shape[0]:
+        leader = int(state.order[0])
+        rows.append(award_row("king_of_the_mountain", month, state.ids.array[leader].as_py(), int(state.points[leader])))
+    tally = state.tally
+    victory_value, victories = tally.best_victory
+    rows += [award_row("most_valuable_victory", month, pid, victory_value, gid) for pid, gid in sorted(victories)]
+    players = np.flatnonzero(tally.played[:state.count])
+    runners, points = top_players(players, tally.points[players], state)
+    rows += [award_row("runner_of_the_year", month, pid, points) for pid in runners]
+    rookie_value, rookies = tally.best_rookie
+    rows += [award_row("rookie_of_the_year", month, pid, rookie_value, gid) for pid, gid in sorted(rookies)]
+    return rows
+
+
+def with_month_best(best: Best, mask: np.ndarray, values: np.ndarray, player_ids: pa.Array,
+                    game_ids: pa.Array) -> Best:
+    """`best` updated with the month's rows in `mask` (values in hundredths, rows in game order)."""
+    rows = np.flatnonzero(mask)
+    if rows.shape[0] == 0:
+        return best
+    value = int(values[rows].max())
+    if best[1] and value < best[0]:
+        return best
+    rows = pa.array(rows[values[rows] == value])
+    return best_entries(best, value, tuple(zip(player_ids.take(rows).to_pylist(), game_ids.take(rows).to_pylist())))
+
+
+# ---------------------------------------------------------------------------------------------
+# The system
+# ---------------------------------------------------------------------------------------------
+
+class EaglePoints:
+    """Dip2000's Eagle points table as a monthly RatingSystem."""
+
+    name: ClassVar[str] = "eagle"
+    title: ClassVar[str] = "Dip2000 Eagle points"
+    feed: ClassVar[str] = "games"
+    ties_share_rank: ClassVar[bool] = False
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, 140.0)  # ten games of at most 14 points (standard board)
+    extras: ClassVar[tuple[str, ...]] = ("awards",)
+    rankings_model: ClassVar[type] = EagleRankings
+    history_model: ClassVar[type] = EagleHistory
+    extra_models: ClassVar[dict[str, type]] = {"awards": EagleAwards}
+
+    def __init__(self, variants: tuple[str, ...] = ("standard",), positions: str = "published") -> None:
+        # A bare string would otherwise be read as a tuple of its letters.
+        self.variants: tuple[str, ...] = (variants,) if isinstance(variants, str) else tuple(variants)
+        if not self.variants:
+            raise ValueError("eagle: `variants` needs at least one variant name")
+        if positions not in POSITION_MODES:
+            raise ValueError(f"eagle: `positions` must be 'published' or 'live', got {positions!r}")
+        self.positions = positions
+
+    def initial_state(self) -> EagleState:
+        """No players, no published table."""
+        return _empty_state()
+
+    def step(self, state: EagleState, month_input: MonthInput) -> MonthOutput:
+        """Apply one month's counted games in order, then publish the month-end table and awards."""
+        month = month_input.month
+        if state.month is not None and month != state.month.next():
+            raise ValueError(f"eagle: stepped {month} after {state.month}; months must be consecutive")
+        live = self.positions == "live"
+        as_of = day_number(month.last_day)
+        rows, days = self._counted_rows(month_input.results, month)
+        game_ids, finished_on, player_ids = rows["game_id"], rows["finished_on"], rows["responsible_player_id"]
+        row_player, state = _with_players(state, player_ids)
+        n_rows = len(game_ids)
+
+        # Grown copies of everything the kernel changes; unchanged arrays are shared.
+        capacity = state.points.shape[0]
+        points, games, last, recent = (_resized(a, capacity) for a in (state.points, state.games, state.last, state.recent))
+        tally = state.tally
+        if tally.year == month.year:
+            year_points, year_played = _resized(tally.points, capacity), _resized(tally.played, capacity)
+            best_victory, best_rookie = tally.best_victory, tally.best_rookie
+        else:
+            year_points, year_played = np.zeros(capacity, np.int64), np.zeros(capacity, np.bool_)
+            best_victory, best_rookie = (0, ()), (0, ())
+        game_start = _game_starts(game_ids)
+        game_day = np.ascontiguousarray(days[game_start[:-1]])
+        row_result, row_centres = rows["result"], rows["centres"]
+        if live:
+            published_cents = np.empty(0, dtype=np.int64)
+            table = state.live.copy(capacity) if state.live is not None else _build_live(state, capacity)
+        else:
+            published_cents = np.full(capacity, UNLISTED_CENTS, dtype=np.int64)
+            top = state.order[:LAST_SCORING_POSITION]
+            published_cents[top] = CONTRIBUTION_CENTS[1:top.shape[0] + 1]
+            table = _NO_LIVE_TABLE
+
+        cents = np.empty((5, n_rows), dtype=np.int64)  # the history's amounts, one row each
+        before, after, contribution, value, earned = cents
+        rookie, first = np.empty(n_rows, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_)
+        order = kernel.run_month(
+            live, day_number(month.first_day), as_of, state.order, CONTRIBUTION_CENTS, UNLISTED_CENTS,
+            game_start, game_day, row_player, row_result, row_centres, published_cents,
+            points, games, last, recent, year_points, year_played, state.ids.offsets, state.ids.pool,
+            TREE_SIZES, table.nodes, table.listed, table.in_tree, table.meta, np.empty(capacity + 1, dtype=np.int32),
+            before, after, contribution, value, earned, rookie, first)
+
+        best_victory = with_month_best(best_victory, row_result == kernel.SOLO, value, player_ids, game_ids)
+        best_rookie = with_month_best(best_rookie, rookie, earned, player_ids, game_ids)
+        new_state = EagleState(
+            month=month, ids=state.ids,
+            points=points, games=games, last=last, recent=recent, order=order,
+            tally=YearTally(month.year, year_points, year_played, best_victory, best_rookie),
+            live=table if live else None,
+        )
+
+        # Player(s) of the month: month-end points minus the points carried into the month.
+        first_rows = np.flatnonzero(first)
+        players = row_player[first_rows]
+        changes = points[players] - np.maximum(before[first_rows], 0)
+        winners, change = top_players(players, changes, new_state)
+        awards = [award_row("player_of_the_month", month, pid, change) for pid in winners]
+        if month.month == 12:
+            awards += yearly_award_rows(month, new_state)
+
+        amounts = kernel.hundredths(cents)
+        history = pa.table([
+            game_ids, finished_on, player_ids,
+            pa.array(amounts[0], mask=before < 0),
+            *(pa.array(column) for column in amounts[1:]),
+        ], schema=HISTORY_SCHEMA)
+        return MonthOutput(
+            state=new_state,
+            table=_month_table(new_state),
+            history=history,
+            extras={"awards": pa.Table.from_pylist(awards, schema=AWARDS_SCHEMA)},
+        )
+
+    def _counted_rows(self, results: pa.Table, month: Month) -> tuple[dict[str, Any], np.ndarray]:
+        """What the month needs of the rows of a counted variant, in processing order (the rated
+        flag is ignored): game_id, finished_on and responsible_player_id as Arrow arrays, the
+        result codes and centres as numpy arrays; and the rows' day numbers."""
+        variant = results.column("variant")
+        if len(self.variants) == 1:
+            counted = pc.equal(variant, pa.scalar(self.variants[0], pa.string()))
+        else:
+            counted = pc.is_in(variant, value_set=pa.array(self.variants, pa.string()))
+        counted = pc.fill_null(counted, False)
+        columns = ["game_id", "finished_on", "responsible_player_id"]
+        kept = results.select(columns)
+        result = results.column("result").combine_chunks()
+        codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
+        centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
+        counted_rows = None
+        if pc.all(counted).as_py() is not True:
+            kept = kept.filter(counted)
+            counted_rows = np.flatnonzero(counted.to_numpy())
+            codes, centres = codes[counted_rows], centres[counted_rows]
+        if (codes < 0).any():
+            i = int(np.argmax(codes < 0))
+            raise ValueError(f"unknown result {result[i if counted_rows is None else int(counted_rows[i])].as_py()!r}")
+        rows = {name: kept.column(name).combine_chunks() for name in columns}
+        rows["result"], rows["centres"] = codes, centres
+        days = pc.cast(rows["finished_on"], pa.int32()).to_numpy()
+        if days.shape[0]:
+            outside = (days < day_number(month.first_day)) | (days > day_number(month.last_day))
+            if outside.any():
+                i = int(np.argmax(outside))
+                raise ValueError(f"eagle: game {rows['game_id'][i].as_py()} finished "
+                                 f"{rows['finished_on'][i].as_py()}, outside {month}")
+        return rows, days
+
+    def encode_state(self, state: EagleState) -> Any:
+        """Checkpoint form: the ids and the per-player arrays, and the year's tally (the rest is derived)."""
+        n = state.count
+        return {
+            "month": None if state.month is None else (state.month.year, state.month.month),
+            "player_ids": state.ids.array.to_pylist(),
+            "points": state.points[:n],
+            "games": state.games[:n],
+            "last_game": state.last[:n],
+            "recent": state.recent[:n],
+            "tally": {
+                "year": state.tally.year,
+                "points": state.tally.points[:n],
+                "played": state.tally.played[:n],
+                "best_victory": state.tally.best_victory,
+                "best_rookie": state.tally.best_rookie,
+            },
+        }
+
+    def decode_state(self, data: Any) -> EagleState:
+        """Inverse of encode_state; rebuilds the id hash table, the month-end order and the live table."""
+        month = None if data["month"] is None else Month(*data["month"])
+        ids = list(data["player_ids"])
+        n = len(ids)
+        capacity = max(MIN_CAPACITY, n)
+
+        def column(values: Any, dtype: Any) -> np.ndarray:
+            return _resized(np.asarray(values, dtype=dtype).reshape((n,) + np.shape(values)[1:]), capacity)
+
+        points, games = column(data["points"], np.int64), column(data["games"], np.int64)
+        last, recent = column(data["last_game"], np.int32), column(data["recent"], np.int32)
+        slots = 2 * MIN_CAPACITY
+        while slots < 2 * n + 2:
+            slots *= 2
+        offsets, id_bytes = string_buffers(pa.array(ids, pa.string()))
+        _, count, pool, id_offsets, slots = kernel.number_ids(
+            offsets, id_bytes, 0, np.zeros(max(id_bytes.shape[0], 1), dtype=np.uint8),
+            np.zeros(capacity + 1, dtype=np.int32), np.full((slots, 2), -1, dtype=np.int64))
+        if count != n:
+            raise ValueError("eagle: the checkpoint lists a player twice")
+        order = np.empty(0, dtype=np.int32)
+        if month is not None:
+            expired_through = kernel.last_day_before(day_number(month.last_day) + 1, LISTING_YEARS)
+            listed = np.flatnonzero(last[:n] > expired_through).astype(np.int32)
+            order = kernel.sort_players(listed, points, games, last, id_offsets, pool)
+        tally_data = data["tally"]
+        tally = YearTally(
+            year=tally_data["year"],
+            points=column(tally_data["points"], np.int64),
+            played=column(tally_data["played"], np.bool_),
+            best_victory=_entries(tally_data["best_victory"]),
+            best_rookie=_entries(tally_data["best_rookie"]),
+        )
+        state = EagleState(
+            month=month, ids=PlayerIds(n, pool, id_offsets, slots),
+            points=points, games=games, last=last, recent=recent, order=order, tally=tally, live=None,
+        )
+        if self.positions == "live":
+            state = replace(state, live=_build_live(state, capacity))
+        return state
+
+
+def _entries(data: Any) -> Best:
+    """A (value, ((player, game), ...)) pair back from its checkpoint form."""
+    value, entries = data
+    return (int(value), tuple((pid, gid) for pid, gid in entries))
+
+
+def string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (one more than the rows) and UTF-8 bytes of a string array without nulls."""
+    if strings.type != pa.string():
+        strings = strings.cast(pa.string())
+    if strings.null_count:
+        raise ValueError("eagle: a required id or result is missing")
+    _, offsets, data = strings.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int32, count=len(strings) + 1, offset=4 * strings.offset) \
+        if offsets is not None else np.zeros(1, dtype=np.int32)
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    return offsets, data
+
+
+def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, EagleState]:
+    """Each row's player number, and the state with the month's new players numbered (the
+    player arrays grow, doubling their capacity, when full). The old state is unchanged."""
+    ids = state.ids
+    offsets, data = string_buffers(player_ids)
+    numbers, count, pool, id_offsets, slots = kernel.number_ids(
+        offsets, data, ids.count, ids.pool.copy(), ids.offsets.copy(), ids.slots.copy())
+    if count == ids.count:
+        return numbers, state
+    grown = {}
+    capacity = state.points.shape[0]
+    if capacity < count:
+        while capacity < count:
+            capacity *= 2
+        grown = {name: _resized(getattr(state, name), capacity)
+                 for name in ("points", "games", "last", "recent")}
+        grown["tally"] = replace(state.tally, points=_resized(state.tally.points, capacity),
+                                 played=_resized(state.tally.played, capacity))
+        if state.live is not None:
+            grown["live"] = state.live.copy(capacity)
+    return numbers, replace(state, ids=PlayerIds(count, pool, id_offsets, slots), **grown)
+
+
+def _game_starts(game_ids: pa.Array) -> np.ndarray:
+    """First row of each game, then the row count (a game's rows are consecutive)."""
+    n = len(game_ids)
+    if n == 0:
+        return np.zeros(1, dtype=np.int64)
+    changes = pc.not_equal(game_ids.slice(1), game_ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(changes) + 1, [n])).astype(np.int64)
+
+
+RESULT_BUFFERS = string_buffers(pa.array(kernel.RESULT_NAMES, pa.string()))
+
+
+def _month_table(state: EagleState) -> pa.Table:
+    """The month-end table in rank order."""
+    order = state.order
+    n = order.shape[0]
+    if n == 0:
+        return RANKINGS_SCHEMA.empty_table()
+    points, games, last, defend, no_defend = kernel.table_columns(order, state.points, state.games, state.last,
+                                                                  state.recent)
+    points = pa.array(points)
+    new_eagles = np.full(n, cents_to_float(UNLISTED_CENTS))
+    scoring = min(n, LAST_SCORING_POSITION)
+    new_eagles[:scoring] = CONTRIBUTION_FLOATS[1:scoring + 1]
+    return pa.table([
+        pa.array(np.arange(1, n + 1, dtype=np.int64)),
+        state.ids.array.take(pa.array(order)),
+        points,
+        points,
+        pa.array(games),
+        pa.array(last, pa.date32()),
+        pa.array(defend, mask=no_defend),
+        pa.array(new_eagles),
+    ], schema=RANKINGS_SCHEMA)

@@ -1,0 +1,1 @@
+"""Compiled helpers the systems' kernels share."""

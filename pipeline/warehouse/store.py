@@ -1,0 +1,235 @@
+"""The warehouse: where every output lives, atomic Parquet writes, state checkpoints.
+
+The root is a local folder (the embedded default) or an object-storage URL such as
+`s3://bucket/prefix`, reached through fsspec (s3fs); the layout is the same either way.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.core import state_codec
+from pipeline.core.months import Month
+
+DUCKDB_FILE = "diprank.duckdb"
+ENV_LOCAL_DIR = "DIPRANK_LOCAL_DIR"
+DEFAULT_LOCAL_DIR = "data/local"
+ENV_DUCKDB_MEMORY = "DIPRANK_DUCKDB_MEMORY"
+DEFAULT_DUCKDB_MEMORY = "2GB"
+PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics=True,
+                       use_dictionary=True, data_page_version="2.0")
+
+
+def month_folder(month: Month) -> str:
+    """Hive partition path of a month: year=YYYY/month=MM."""
+    return f"year={month.year:04d}/month={month.month:02d}"
+
+
+def duckdb_settings() -> dict[str, str]:
+    """Settings of every DuckDB connection: bounded memory (DuckDB spills large sorts to disk
+    beyond it) instead of DuckDB's default of most of the machine's memory per connection."""
+    return {"memory_limit": os.environ.get(ENV_DUCKDB_MEMORY, DEFAULT_DUCKDB_MEMORY)}
+
+
+def is_url(location: str | os.PathLike) -> bool:
+    """True for an object-storage location (`s3://…`), False for a local path."""
+    return "://" in str(location)
+
+
+def warehouse_path(location: str | os.PathLike):
+    """A pathlib-style path for a local folder or an object-storage URL."""
+    if not is_url(location):
+        return Path(location)
+    from upath import UPath
+
+    # Listings are never cached: other processes (workers) write to the same prefix.
+    return UPath(str(location), use_listings_cache=False)
+
+
+def is_local(path) -> bool:
+    return isinstance(path, Path) and not is_url(path)
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    """Write a file whole or not at all.
+
+    Locally: a temporary name in the same folder, then a rename. On object storage an object
+    appears only when its upload completes (single PUT or completed multipart upload), so the
+    object is written directly.
+    """
+    if not is_local(path):
+        path.write_bytes(data)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp creates owner-only files; outputs are meant to be read by dashboards too.
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def atomic_write_parquet(path, table: pa.Table) -> None:
+    """Parquet written whole or not at all; same table, same bytes."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    atomic_write_bytes(path, sink.getvalue().to_pybytes())
+
+
+def publish_file(local_file: Path, path) -> None:
+    """Move a finished local file to its place in the warehouse (a rename locally, an upload remotely)."""
+    if is_local(path):
+        os.replace(local_file, path)
+        return
+    try:
+        path.fs.put_file(str(local_file), path.path)
+    finally:
+        local_file.unlink(missing_ok=True)
+
+
+def read_parquet(path, columns: list[str] | None = None) -> pa.Table:
+    """One Parquet file of the warehouse as an Arrow table."""
+    if is_local(path):
+        return pq.read_table(path, columns=columns)
+    return pq.read_table(path.path, columns=columns, filesystem=path.fs)
+
+
+def file_location(path) -> str:
+    """The location DuckDB reads a warehouse file from (an absolute path or the object URL)."""
+    return str(path.resolve()) if is_local(path) else str(path)
+
+
+class Warehouse:
+    """Paths of the warehouse layout (SPEC §4) under one root (a folder or an object-storage URL).
+
+    The DuckDB file and the lock files always live on local disk: in the root itself when it is a
+    folder, else in a folder named after the URL under DIPRANK_LOCAL_DIR (default data/local).
+    """
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = warehouse_path(root)
+        self.remote = not is_local(self.root)
+        if self.remote:
+            base = Path(os.environ.get(ENV_LOCAL_DIR) or DEFAULT_LOCAL_DIR)
+            self.local_dir = base / re.sub(r"[^A-Za-z0-9._-]+", "_", str(self.root))
+        else:
+            self.local_dir = self.root
+
+    @property
+    def location(self) -> str:
+        """The root as users write it: a folder path or a URL."""
+        return str(self.root)
+
+    @property
+    def duckdb_path(self) -> Path:
+        return self.local_dir / DUCKDB_FILE
+
+    @property
+    def run_lock_path(self) -> Path:
+        """Held by a whole `diprank run`: one CLI run per warehouse at a time."""
+        return self.local_dir / ".lock-run"
+
+    @property
+    def lock_path(self) -> Path:
+        """Held exclusively while the validated feeds change, shared while a system reads them."""
+        return self.local_dir / ".lock"
+
+    def system_lock_path(self, system: str) -> Path:
+        return self.local_dir / f".lock-{system}"
+
+    @property
+    def duckdb_lock_path(self) -> Path:
+        return self.local_dir / ".lock-duckdb"
+
+    def filesystem(self):
+        """The fsspec filesystem of a remote root (None for a local one)."""
+        return self.root.fs if self.remote else None
+
+    def scan(self) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB connection that can read the warehouse's files."""
+        con = duckdb.connect(":memory:", config=duckdb_settings())
+        if self.remote:
+            # DuckDB reads object storage through the same fsspec filesystem as the writers.
+            con.register_filesystem(self.root.fs)
+        return con
+
+    def validated(self, feed: str) -> Path:
+        return self.root / "validated" / f"{feed}.parquet"
+
+    def quarantine(self, feed: str) -> Path:
+        return self.root / "quarantine" / f"{feed}.parquet"
+
+    def output(self, kind: str, system: str, month: Month) -> Path:
+        """rankings|history|awards file of a system's month."""
+        return self.root / kind / system / month_folder(month) / f"{kind}.parquet"
+
+    def rankings(self, system: str, month: Month) -> Path:
+        return self.output("rankings", system, month)
+
+    def history(self, system: str, month: Month) -> Path:
+        return self.output("history", system, month)
+
+    def checkpoint(self, system: str, month: Month) -> Path:
+        return self.root / "state" / system / f"{month}.json"
+
+    def written_months(self, kind: str, system: str) -> list[Month]:
+        """Months that have a file of this kind, oldest first."""
+        base = self.root / kind / system
+        months = []
+        for path in base.glob("year=*/month=*/*.parquet"):
+            y = re.match(r"year=(\d{4})", path.parent.parent.name)
+            m = re.match(r"month=(\d{2})", path.parent.name)
+            if y and m:
+                months.append(Month(int(y.group(1)), int(m.group(1))))
+        return sorted(set(months))
+
+    def checkpoint_months(self, system: str) -> list[Month]:
+        folder = self.root / "state" / system
+        if not folder.is_dir():
+            return []
+        return sorted(Month.parse(p.stem) for p in folder.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9].json"))
+
+    def manifest_path(self, system: str) -> Path:
+        return self.root / "state" / system / "manifest.json"
+
+    def load_manifest(self, system: str) -> dict[str, str]:
+        """Month -> cumulative input fingerprint of the outputs on disk."""
+        path = self.manifest_path(system)
+        return state_codec.loads(path.read_bytes()) if path.exists() else {}
+
+    def save_manifest(self, system: str, manifest: dict[str, str]) -> None:
+        atomic_write_bytes(self.manifest_path(system), state_codec.dumps(manifest))
+
+    def remove_leftovers(self) -> int:
+        """Delete temporary files a killed run left behind (only ever `.<name>.tmp`); call under the lock."""
+        removed = 0
+        if not self.remote and self.root.is_dir():
+            for path in self.root.rglob(".*.tmp"):
+                if path.is_file():
+                    path.unlink(missing_ok=True)
+                    removed += 1
+        return removed
+
+    def save_checkpoint(self, system: str, month: Month, payload) -> None:
+        atomic_write_bytes(self.checkpoint(system, month), state_codec.dumps(payload))
+
+    def load_checkpoint(self, system: str, month: Month):
+        return state_codec.loads(self.checkpoint(system, month).read_bytes())
