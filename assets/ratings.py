@@ -1,34 +1,28 @@
 """One factory builds the monthly asset of every rating system."""
 
-import logging
 import statistics
 
 from dagster import (
     AssetCheckResult, AssetCheckSpec, AssetDep, AssetExecutionContext, AssetKey, AssetsDefinition,
-    BackfillPolicy, MaterializeResult, MetadataValue, TimeWindowPartitionMapping, asset,
+    BackfillPolicy, MaterializeResult, MetadataValue, PartitionsDefinition, TimeWindowPartitionMapping, asset,
 )
 
 from assets.metadata import column_schema, markdown_table
 from pipeline.rating.checks import CHECK_DESCRIPTIONS, no_outcomes
 from pipeline.core.months import Month
-from pipeline.defs.partitions import monthly_partitions
+from pipeline.core.progress import progress_log
+from pipeline.defs.tags import rankings_asset_name
 from pipeline.defs.resources import DiprankResource
 from pipeline.rating.runner import NothingToRate, run_system
 from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key, system_class
 from pipeline.warehouse.views import refresh_views
 
-# Progress lines also go to this logger, so the CLI can show them without Dagster's event log.
-progress_log = logging.getLogger("diprank.progress")
 
 FEED_DEPS = {"games": ["games", "players"], "events": ["events", "event_results", "players"]}
 PREVIEW_COLUMNS = ["rank", "player_id", "player_name", "rating", "rank_change"]
 
 
-def rankings_asset_name(system_name: str) -> str:
-    return f"{system_name}_rankings"
-
-
-def build_rating_asset(system_name: str) -> AssetsDefinition:
+def build_rating_asset(system_name: str, partitions_def: PartitionsDefinition) -> AssetsDefinition:
     """A monthly-partitioned asset that depends on its own previous month and backfills in one run."""
     cls = system_class(system_name)
     key = AssetKey(rankings_asset_name(system_name))
@@ -36,7 +30,7 @@ def build_rating_asset(system_name: str) -> AssetsDefinition:
     @asset(
         key=key,
         group_name=system_name,
-        partitions_def=monthly_partitions,
+        partitions_def=partitions_def,
         backfill_policy=BackfillPolicy.single_run(),
         deps=[
             AssetDep(key, partition_mapping=TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)),
@@ -62,7 +56,8 @@ def build_rating_asset(system_name: str) -> AssetsDefinition:
 
         def progress(message: str) -> None:
             context.log.info(message)
-            progress_log.info(message)
+            # Also to the progress logger, so the CLI shows it without Dagster's event log.
+            progress_log().info(message)
 
         with diprank.rating(system_name, log=progress):
             try:
@@ -110,4 +105,6 @@ def rating_metadata(result) -> dict:
     return metadata
 
 
-rating_assets = [build_rating_asset(name) for name in SYSTEM_NAMES]
+def build_rating_assets(partitions_def: PartitionsDefinition) -> list[AssetsDefinition]:
+    """The monthly asset of every registered system."""
+    return [build_rating_asset(name, partitions_def) for name in SYSTEM_NAMES]

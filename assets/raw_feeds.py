@@ -32,7 +32,7 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
     )
     def _raw(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         with diprank.changing_feeds(), diprank.duckdb() as con:
-            report = ingest_feed(con, diprank.raw_path, feed)
+            report = ingest_feed(con, diprank.settings().raw_path, feed)
             corrections = con.execute(
                 "SELECT record_key, replaced_file, replaced_line, by_file, by_line, changed "
                 "FROM corrections WHERE feed = ? ORDER BY record_key", [feed.name]

@@ -1,26 +1,53 @@
-"""The Dagster code location: assets, resources, jobs, the schedule and the sensors of diprank."""
+"""The Dagster code location of diprank, built when the code location loads.
+
+`defs` resolves the settings once (from the environment of the process that loads the code
+location) and builds everything from them: the resource, the partitions, the jobs with their
+writer tags, the schedule, the sensors and the executor. Importing this module builds nothing.
+"""
 from __future__ import annotations
 
-from dagster import Definitions
+from functools import lru_cache
 
+from dagster import Definitions, JobDefinition, definitions
+
+from assets.ratings import build_rating_assets
 from assets.raw_feeds import raw_feed_assets
-from assets.ratings import rating_assets
 from assets.validated_feeds import validated_feed_assets
-from pipeline.defs.automation import schedules, sensors
-from pipeline.defs.executors import executor_from_env
-from pipeline.defs.jobs import ingest_job, rating_jobs
-from pipeline.defs.resources import diprank_resource
-
-defs = Definitions(
-    assets=[*raw_feed_assets, *validated_feed_assets, *rating_assets],
-    resources={"diprank": diprank_resource()},
-    jobs=[ingest_job, *rating_jobs.values()],
-    schedules=schedules,
-    sensors=sensors,
-    executor=executor_from_env(),
-)
+from pipeline.defs.executors import executor_for
+from pipeline.defs.jobs import build_jobs
+from pipeline.defs.partitions import monthly_partitions
+from pipeline.defs.resources import DiprankResource
+from pipeline.defs.schedules import build_schedules
+from pipeline.defs.sensors import build_sensors
+from pipeline.settings import Settings
 
 
-def job_definition(name: str):
-    """A job of the code location by name: the target of reconstructable runs (`diprank run`)."""
-    return defs.resolve_job_def(name)
+def build_definitions(settings: Settings) -> Definitions:
+    """Every definition of the code location, for these settings."""
+    partitions = monthly_partitions(settings.start_month)
+    jobs = build_jobs(settings.warehouse_dir, partitions)
+    return Definitions(
+        assets=[*raw_feed_assets, *validated_feed_assets, *build_rating_assets(partitions)],
+        resources={"diprank": DiprankResource.from_settings(settings)},
+        jobs=jobs.all(),
+        schedules=build_schedules(jobs.ingest),
+        sensors=build_sensors(jobs),
+        executor=executor_for(settings),
+    )
+
+
+@lru_cache(maxsize=4)
+def _definitions_for(environment: tuple[tuple[str, str], ...]) -> Definitions:
+    return build_definitions(Settings.from_env(dict(environment)))
+
+
+@definitions
+def defs() -> Definitions:
+    """The code location as `dagster dev` and `dagster-webserver` load it: settings from the environment."""
+    return build_definitions(Settings.from_env())
+
+
+def job_definition(name: str, settings_environment: dict[str, str]) -> JobDefinition:
+    """A job by name, for the settings given as environment variables: the target of `diprank run`'s
+    reconstructable runs, so every process of a run (steps, workers) builds it with the CLI's settings."""
+    return _definitions_for(tuple(sorted(settings_environment.items()))).resolve_job_def(name)

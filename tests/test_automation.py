@@ -6,17 +6,25 @@ from dagster import (
     build_sensor_context, materialize,
 )
 
-from pipeline.defs.automation import (
-    RANGE_END, RANGE_START, THROUGH_TAG, monthly_tables, new_raw_files, rate_after_ingest, rating_requests,
-)
+from pipeline.definitions import build_definitions
+from pipeline.defs.resources import DiprankResource
+from pipeline.defs.sensors import rating_requests
+from pipeline.defs.tags import RANGE_END, RANGE_START, THROUGH_TAG
 from pipeline.settings import Settings
 from pipeline.synthetic.generator import synthetic_games
-from pipeline.core.months import Month
 from pipeline.warehouse.store import Warehouse
-from tests.support import environment, run_cli, write_csv
+from tests.support import run_cli, write_csv
 
 
-def test_schedule_asks_for_the_month_just_ended():
+def definitions_for(raw, warehouse):
+    """The code location for a raw folder and a warehouse, and its resource."""
+    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(warehouse))
+    return build_definitions(settings), DiprankResource.from_settings(settings)
+
+
+def test_schedule_asks_for_the_month_just_ended(tmp_path):
+    defs, _ = definitions_for(tmp_path / "raw", tmp_path / "w")
+    monthly_tables = defs.resolve_schedule_def("monthly_tables")
     context = build_schedule_context(scheduled_execution_time=dt.datetime(2024, 3, 2, 6, 0))
     request = monthly_tables(context)
     assert isinstance(request, RunRequest)
@@ -28,17 +36,19 @@ def test_schedule_asks_for_the_month_just_ended():
 def test_file_sensor_fires_on_new_or_changed_files(tmp_path):
     raw = tmp_path / "raw"
     write_csv(raw / "games" / "a.csv", list(synthetic_games(1, 2, 10, dt.date(2020, 1, 1), dt.date(2020, 1, 9))))
-    with environment(DIPRANK_RAW_DIR=str(raw)):
-        context = build_sensor_context()
-        first = new_raw_files(context)
-        assert isinstance(first, RunRequest)
-        cursor = context.cursor
-        assert isinstance(new_raw_files(build_sensor_context(cursor=cursor)), SkipReason)
-        write_csv(raw / "games" / "b.csv", list(synthetic_games(2, 1, 10, dt.date(2020, 2, 1), dt.date(2020, 2, 2))))
-        again = new_raw_files(build_sensor_context(cursor=cursor))
-        assert isinstance(again, RunRequest) and again.run_key != first.run_key
-    with environment(DIPRANK_RAW_DIR=str(tmp_path / "missing")):
-        assert isinstance(new_raw_files(build_sensor_context()), SkipReason)
+    defs, diprank = definitions_for(raw, tmp_path / "w")
+    new_raw_files = defs.resolve_sensor_def("new_raw_files")
+    context = build_sensor_context(resources={"diprank": diprank})
+    first = new_raw_files(context)
+    assert isinstance(first, RunRequest)
+    cursor = context.cursor
+    assert isinstance(new_raw_files(build_sensor_context(cursor=cursor, resources={"diprank": diprank})), SkipReason)
+    write_csv(raw / "games" / "b.csv", list(synthetic_games(2, 1, 10, dt.date(2020, 2, 1), dt.date(2020, 2, 2))))
+    again = new_raw_files(build_sensor_context(cursor=cursor, resources={"diprank": diprank}))
+    assert isinstance(again, RunRequest) and again.run_key != first.run_key
+    defs, missing = definitions_for(tmp_path / "missing", tmp_path / "w")
+    skipped = defs.resolve_sensor_def("new_raw_files")(build_sensor_context(resources={"diprank": missing}))
+    assert isinstance(skipped, SkipReason) and "does not exist" in skipped.skip_message
 
 
 def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
@@ -50,26 +60,23 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
     for row in late:
         row["game_id"] = "late"
     write_csv(raw / "games" / "b.csv", late)
-    with environment(DIPRANK_RAW_DIR=str(raw), DIPRANK_WAREHOUSE_DIR=str(warehouse)):
-        from assets.raw_feeds import raw_feed_assets
-        from assets.validated_feeds import validated_feed_assets
-        from pipeline.defs.jobs import ingest_job
-        from pipeline.defs.resources import diprank_resource
+    from assets.raw_feeds import raw_feed_assets
+    from assets.validated_feeds import validated_feed_assets
 
-        instance = DagsterInstance.ephemeral()
-        ingest = materialize([*raw_feed_assets, *validated_feed_assets], instance=instance,
-                             resources={"diprank": diprank_resource()}, tags={THROUGH_TAG: "2020-08"})
-        assert ingest.success
-        settings = Settings.from_env()
-        requests = rating_requests(Warehouse(warehouse), settings, None, "k")
-        assert {r.job_name for r in requests} == {"club_job", "eagle_job", "diwz_job"}
-        assert all((r.tags[RANGE_START], r.tags[RANGE_END]) == ("2020-03-01", "2020-06-01") for r in requests)
-        # The run-status sensor itself: the schedule's month reaches past the data.
-        success = next(e for e in ingest.all_events if e.event_type_value == "PIPELINE_SUCCESS")
-        context = build_run_status_sensor_context(
-            sensor_name="rate_after_ingest", dagster_event=success, dagster_instance=instance,
-            dagster_run=ingest.dagster_run)
-        sensed = rate_after_ingest(context)
-        assert {(r.job_name, r.tags[RANGE_START], r.tags[RANGE_END]) for r in sensed} == {
-            (f"{s}_job", "2020-03-01", "2020-08-01") for s in ("club", "eagle", "diwz")}
-        assert ingest_job.name == "ingest"
+    defs, diprank = definitions_for(raw, warehouse)
+    instance = DagsterInstance.ephemeral()
+    ingest = materialize([*raw_feed_assets, *validated_feed_assets], instance=instance,
+                         resources={"diprank": diprank}, tags={THROUGH_TAG: "2020-08"})
+    assert ingest.success
+    requests = rating_requests(Warehouse(warehouse), diprank.settings(), None, "k")
+    assert {r.job_name for r in requests} == {"club_job", "eagle_job", "diwz_job"}
+    assert all((r.tags[RANGE_START], r.tags[RANGE_END]) == ("2020-03-01", "2020-06-01") for r in requests)
+    # The run-status sensor itself, with the code location's resource: the schedule's month
+    # reaches past the data.
+    success = next(e for e in ingest.all_events if e.event_type_value == "PIPELINE_SUCCESS")
+    context = build_run_status_sensor_context(
+        sensor_name="rate_after_ingest", dagster_event=success, dagster_instance=instance,
+        dagster_run=ingest.dagster_run, resources={"diprank": diprank})
+    sensed = defs.resolve_sensor_def("rate_after_ingest")(context)
+    assert {(r.job_name, r.tags[RANGE_START], r.tags[RANGE_END]) for r in sensed} == {
+        (f"{s}_job", "2020-03-01", "2020-08-01") for s in ("club", "eagle", "diwz")}

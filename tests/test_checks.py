@@ -10,7 +10,8 @@ from pipeline.rating.checks import (
 from pipeline.core.months import Month
 from pipeline.systems.dip_pouch.rules import DipPouch
 from pipeline.systems.eagle.rules import EaglePoints
-from tests.support import environment, make_raw
+from pipeline.settings import Settings
+from tests.support import make_raw
 from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS
 
 MONTH = Month(2020, 3)
@@ -60,31 +61,33 @@ def test_batches_merge_into_the_range_outcome():
 def test_assets_report_their_checks(tmp_path):
     """Asset layer: materialize ingest and one system on a temporary warehouse; every check passes."""
     raw = make_raw(tmp_path / "raw", games=GOOD_GAME, events=[GOOD_EVENT], event_results=GOOD_RESULTS)
-    with environment(DIPRANK_RAW_DIR=str(raw), DIPRANK_WAREHOUSE_DIR=str(tmp_path / "w")):
-        from assets.raw_feeds import raw_feed_assets
-        from assets.ratings import rating_assets
-        from assets.validated_feeds import validated_feed_assets
-        from pipeline.defs.resources import diprank_resource
+    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"))
+    from assets.raw_feeds import raw_feed_assets
+    from assets.ratings import build_rating_assets
+    from assets.validated_feeds import validated_feed_assets
+    from pipeline.defs.partitions import monthly_partitions
+    from pipeline.defs.resources import DiprankResource
 
-        instance = DagsterInstance.ephemeral()
-        resources = {"diprank": diprank_resource()}
-        ingest = materialize([*raw_feed_assets, *validated_feed_assets], resources=resources, instance=instance)
-        assert ingest.success
-        checks = ingest.get_asset_check_evaluations()
-        assert {c.check_name for c in checks} == {"rows_balance", "nothing_quarantined"}
-        assert all(c.passed for c in checks)
-        rated = materialize(rating_assets, selection=[AssetKey("eagle_rankings")], resources=resources,
-                            instance=instance, tags={"dagster/asset_partition_range_start": "2020-03-01",
-                                                     "dagster/asset_partition_range_end": "2020-04-01"})
-        assert rated.success
-        evaluations = rated.get_asset_check_evaluations()
-        assert {e.check_name for e in evaluations} == {RANKS_CONTIGUOUS, ONE_ROW_PER_PLAYER, RATING_IN_RANGE,
-                                                       HISTORY_AGREES}
-        assert all(e.passed for e in evaluations)
-        materializations = rated.asset_materializations_for_node("eagle_rankings")
-        metadata = materializations[-1].metadata
-        assert metadata["months_written"].value == 2 and metadata["players_listed"].value == 3
-        assert "player_id" in metadata["preview"].value
+    rating_assets = build_rating_assets(monthly_partitions(settings.start_month))
+    instance = DagsterInstance.ephemeral()
+    resources = {"diprank": DiprankResource.from_settings(settings)}
+    ingest = materialize([*raw_feed_assets, *validated_feed_assets], resources=resources, instance=instance)
+    assert ingest.success
+    checks = ingest.get_asset_check_evaluations()
+    assert {c.check_name for c in checks} == {"rows_balance", "nothing_quarantined"}
+    assert all(c.passed for c in checks)
+    rated = materialize(rating_assets, selection=[AssetKey("eagle_rankings")], resources=resources,
+                        instance=instance, tags={"dagster/asset_partition_range_start": "2020-03-01",
+                                                 "dagster/asset_partition_range_end": "2020-04-01"})
+    assert rated.success
+    evaluations = rated.get_asset_check_evaluations()
+    assert {e.check_name for e in evaluations} == {RANKS_CONTIGUOUS, ONE_ROW_PER_PLAYER, RATING_IN_RANGE,
+                                                   HISTORY_AGREES}
+    assert all(e.passed for e in evaluations)
+    materializations = rated.asset_materializations_for_node("eagle_rankings")
+    metadata = materializations[-1].metadata
+    assert metadata["months_written"].value == 2 and metadata["players_listed"].value == 3
+    assert "player_id" in metadata["preview"].value
 
 
 def test_a_run_of_months_without_results_writes_empty_history(tmp_path):

@@ -2,19 +2,32 @@
 import subprocess
 import sys
 
-from dagster import AssetKey, Definitions
+import pytest
+from dagster import AssetKey, Definitions, MonthlyPartitionsDefinition
 
-from pipeline.definitions import defs
+import pipeline.definitions
+from pipeline.definitions import build_definitions
+from pipeline.settings import Settings, SettingsError
 from pipeline.systems.registry import SYSTEM_NAMES
-from tests.support import REPO
+from tests.support import REPO, environment
+
+defs = build_definitions(Settings.from_env({}))
 
 
 def asset_specs():
     return {spec.key: spec for spec in defs.resolve_all_asset_specs()}
 
 
-def test_definitions_load():
-    Definitions.validate_loadable(defs)
+def test_definitions_load_from_the_environment_when_the_code_location_loads(tmp_path):
+    """Importing the module builds nothing; loading resolves the settings of that moment."""
+    with environment(DIPRANK_WAREHOUSE_DIR=str(tmp_path / "w"), DIPRANK_START_MONTH="2001-07"):
+        loaded = pipeline.definitions.defs()
+    Definitions.validate_loadable(loaded)
+    assert not isinstance(pipeline.definitions.defs, Definitions)
+    resource = loaded.resources["diprank"]
+    assert resource.warehouse_dir == str(tmp_path / "w")
+    partitions = loaded.resolve_assets_def(AssetKey("club_rankings")).partitions_def
+    assert partitions.get_first_partition_key() == "2001-07-01"
 
 
 def test_assets_grouped_and_described():
@@ -32,7 +45,8 @@ def test_rating_assets_are_monthly_and_self_dependent():
     specs = asset_specs()
     for system in SYSTEM_NAMES:
         spec = specs[AssetKey(f"{system}_rankings")]
-        assert spec.partitions_def is not None
+        assert isinstance(spec.partitions_def, MonthlyPartitionsDefinition)
+        assert spec.partitions_def.get_first_partition_key() == "1990-01-01"
         assert AssetKey(f"{system}_rankings") in {dep.asset_key for dep in spec.deps}
         assert "dagster/column_schema" in spec.metadata
 
@@ -49,7 +63,7 @@ def test_production_instance_limits_every_writer_tag():
     """Each writer tag of the jobs has a one-run-per-warehouse limit in the production instance."""
     import yaml
 
-    from pipeline.defs.executors import WRITER_TAGS
+    from pipeline.defs.tags import WRITER_TAGS
 
     instance = yaml.safe_load((REPO / "deploy" / "production" / "dagster.yaml").read_text())
     limits = instance["run_coordinator"]["config"]["tag_concurrency_limits"]
@@ -59,32 +73,56 @@ def test_production_instance_limits_every_writer_tag():
 
 
 def test_jobs_carry_their_writer_tags():
-    from pipeline.defs.executors import FEEDS_WRITER_TAG, WRITER_TAGS, system_writer_tag
+    from pipeline.defs.tags import FEEDS_WRITER_TAG, WRITER_TAGS, system_writer_tag
 
-    ingest = defs.resolve_job_def("ingest")
-    assert set(WRITER_TAGS) <= set(ingest.tags)
+    location = Settings.from_env({}).warehouse_dir
+    assert defs.resolve_job_def("ingest").run_tags == {tag: location for tag in WRITER_TAGS}
     for system in SYSTEM_NAMES:
-        tags = defs.resolve_job_def(f"{system}_job").tags
-        assert system_writer_tag(system) in tags and FEEDS_WRITER_TAG not in tags
+        tags = defs.resolve_job_def(f"{system}_job").run_tags
+        assert tags == {system_writer_tag(system): location} and FEEDS_WRITER_TAG not in tags
 
 
-def test_executor_comes_from_the_environment():
-    import pytest
+def test_executor_comes_from_the_settings():
+    from pipeline.defs.executors import ExecutorNotAvailable, executor_for
 
-    from pipeline.defs.executors import ExecutorNotAvailable, executor_from_env
-
-    assert executor_from_env({}).name == "in_process"
-    assert executor_from_env({"DIPRANK_EXECUTOR": "multiprocess"}).name == "multiprocess"
-    with pytest.raises(ExecutorNotAvailable, match="choose one of"):
-        executor_from_env({"DIPRANK_EXECUTOR": "threads"})
+    assert executor_for(Settings.from_env({})).name == "in_process"
+    assert executor_for(Settings.from_env({"DIPRANK_EXECUTOR": "multiprocess"})).name == "multiprocess"
+    assert build_definitions(Settings.from_env({"DIPRANK_EXECUTOR": "multiprocess"})).executor.name == "multiprocess"
+    with pytest.raises(SettingsError, match="choose one of"):
+        Settings.from_env({"DIPRANK_EXECUTOR": "threads"})
     try:
         import dagster_celery  # noqa: F401  (the production extra)
     except ImportError:
         with pytest.raises(ExecutorNotAvailable, match="production extra"):
-            executor_from_env({"DIPRANK_EXECUTOR": "celery"})
+            executor_for(Settings.from_env({"DIPRANK_EXECUTOR": "celery"}))
         return
     with pytest.raises(ExecutorNotAvailable, match="DIPRANK_CELERY_BROKER"):
-        executor_from_env({"DIPRANK_EXECUTOR": "celery"})
-    celery = executor_from_env({"DIPRANK_EXECUTOR": "celery", "DIPRANK_CELERY_BROKER": "redis://127.0.0.1:1/0",
-                                "DIPRANK_CELERY_BACKEND": "redis://127.0.0.1:1/1"})
+        executor_for(Settings.from_env({"DIPRANK_EXECUTOR": "celery"}))
+    celery = executor_for(Settings.from_env({"DIPRANK_EXECUTOR": "celery", "DIPRANK_CELERY_BROKER": "redis://127.0.0.1:1/0",
+                                             "DIPRANK_CELERY_BACKEND": "redis://127.0.0.1:1/1"}))
     assert celery.name == "celery"
+
+
+def test_settings_are_resolved_once_with_their_defaults(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env({})
+    assert (settings.raw_dir, settings.warehouse_dir) == (str(tmp_path / "data/raw"), str(tmp_path / "data/warehouse"))
+    assert settings.dagster_home == str(tmp_path / "data/warehouse/.dagster")
+    remote = Settings.from_env({"DIPRANK_WAREHOUSE_DIR": "s3://b/p/", "DIPRANK_LOCAL_DIR": "loc"})
+    assert remote.warehouse_dir == "s3://b/p" and remote.dagster_home == str(tmp_path / "loc/s3_b_p/.dagster")
+    assert Settings.from_env({"DIPRANK_EAGLE_VARIANTS": "standard, gunboat"}).eagle_variants == ("standard", "gunboat")
+    overridden = Settings.from_env({"DIPRANK_WAREHOUSE_DIR": "elsewhere"}, warehouse_dir="w")
+    assert overridden.warehouse_dir == str(tmp_path / "w")
+    # What a process started for a run resolves from the settings' environment is the same settings.
+    assert Settings.from_env(remote.environment()) == remote
+    for bad in ({"DIPRANK_START_MONTH": "1990"}, {"DIPRANK_DIP_POUCH_CUTOFF_YEAR": "x"},
+                {"DIPRANK_EAGLE_POSITIONS": "sideways"}, {"DIPRANK_EAGLE_VARIANTS": " , "}):
+        with pytest.raises(SettingsError, match=next(iter(bad))):
+            Settings.from_env(bad)
+
+
+def test_no_module_reads_the_environment_at_import():
+    """Settings are read in pipeline/settings.py alone (the CLI's debug switch aside)."""
+    readers = subprocess.run(["git", "grep", "-lE", r"os\.environ|os\.getenv", "--", "pipeline", "assets"],
+                             cwd=REPO, capture_output=True, text=True).stdout.split()
+    assert set(readers) <= {"pipeline/settings.py", "pipeline/cli/main.py"}, readers

@@ -18,11 +18,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.synthetic.generator import write_feeds
+from pipeline.cli.report import add_report_parser, command_report
 from pipeline.reports.html import render_html, series_path
 from pipeline.core.months import Month, month_range
-from pipeline.reports.model import (
-    DIWZ_POOLED_NOTE, add_report_parser, build_report, command_report, display_width, game_results,
-)
+from pipeline.reports.model import DIWZ_POOLED_NOTE, Column, Report, Row, Section, build_report, game_results
+from pipeline.reports.text import display_width, render_text
+from pipeline.settings import Settings
 from pipeline.core.rounding import half_up
 from pipeline.rating.writer import (
     Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
@@ -41,6 +42,8 @@ NASTY_ID = "x-nasty"
 NASTY_NAME = "<script>alert(\"x&y\")</script> O'Brien \u202eŁódź 😀 Ĳssel"
 NASTY_OPPONENTS = ["p00001", "p00002", "p00003", "p00004", "p00005", "p00006"]
 DEC_2024 = "2024-12"
+# The embedded defaults, whatever the environment the tests run in: every test names its warehouse.
+SETTINGS = Settings.from_env({})
 
 
 # --- the warehouses -------------------------------------------------------------------------
@@ -95,7 +98,7 @@ def report(capsys, *argv: str) -> tuple[int, str, str]:
     add_report_parser(parser.add_subparsers(dest="command", required=True))
     capsys.readouterr()
     try:
-        code = command_report(parser.parse_args(["report", *argv]))
+        code = command_report(parser.parse_args(["report", *argv]), SETTINGS)
     except SystemExit as exit_:   # argparse's own usage errors
         code = exit_.code
     out, err = capsys.readouterr()
@@ -408,7 +411,7 @@ def test_closed_pipe_is_not_an_error(small, monkeypatch):
     parser = argparse.ArgumentParser(prog="diprank")
     add_report_parser(parser.add_subparsers(dest="command", required=True))
     monkeypatch.setattr("sys.stdout", ClosedPipe())
-    assert command_report(parser.parse_args(["report", "eagle", "--warehouse", str(small)])) == 0
+    assert command_report(parser.parse_args(["report", "eagle", "--warehouse", str(small)]), SETTINGS) == 0
 
 
 def test_cli_wiring(small):
@@ -422,6 +425,53 @@ def test_cli_wiring(small):
     assert code == 0 and out.startswith("Club rankings 2024"), err
     code, _, err = run_cli("report", "elo", "--warehouse", str(small))
     assert code == 2 and "unknown system" in err
+
+
+# --- the renderers on a report built by hand -------------------------------------------------
+
+
+def hand_built_report() -> Report:
+    """A ranking with a bidi override, a wide name and a short row, then an empty framed evaluation."""
+    ranking = Section(
+        "ranking", "Demo table, December 2024",
+        [Column("Rank", "right"), Column("Name", css="name"), Column("Points", "right")],
+        [Row(["1", "\u202eAnn", "12.50"], "p1"), Row(["2", "李小龍", "3.00"], "p2"),
+         Row(["10", "waiting: 1(1514), ½(1628)"], "p3")],
+        before=["As of 2024-12-31."], after=["… 4 more listed"])
+    evaluation = Section("evaluation", "DiWZ-Auswertung 'g1'", [Column("Name, Vorname"), Column("TD", "right")], [],
+                         after=["", "Ende: 3.12.24", ""], framed=True, name_column=0)
+    return Report("eagle", Month(2024, 12), ranking.title, "Demo table", [ranking, evaluation])
+
+
+def test_text_of_a_hand_built_report():
+    frame, rule = "=" * 67, "-" * 67
+    assert render_text(hand_built_report()).splitlines() == [
+        "Demo table, December 2024",
+        "As of 2024-12-31.",
+        "",
+        "Rank  Name    Points",
+        "-" * 31,
+        "   1  Ann      12.50",   # the override is dropped; the wide name takes six columns
+        "   2  李小龍    3.00",
+        "  10  waiting: 1(1514), ½(1628)",   # the short row's last cell runs on, unpadded
+        "-" * 31,
+        "… 4 more listed",
+        "",
+        frame, "DiWZ-Auswertung 'g1'", "", "Name, Vorname  TD", rule, "  (no players listed)", rule,
+        "", "Ende: 3.12.24", "", frame,
+    ]
+
+
+def test_page_without_a_chart(small):
+    page = render_html(hand_built_report())
+    assert "<svg" not in page and "<figure" not in page
+    assert '<td class="l span" colspan="2"><bdi>waiting: 1(1514), ½(1628)</bdi></td>' in page
+    assert "<bdi>\u202eAnn</bdi>" in page   # HTML keeps the override and isolates the name instead
+    # Text output does not need the chart, and the tables do not depend on it.
+    plain = build_report(Warehouse(small), "eagle", DEC_2024, with_chart=False)
+    charted = build_report(Warehouse(small), "eagle", DEC_2024)
+    assert plain.chart is None and charted.chart is not None and len(charted.chart.players) == 10
+    assert render_text(plain) == render_text(charted)
 
 
 # --- HTML -----------------------------------------------------------------------------------

@@ -1,4 +1,8 @@
-"""The `diprank` command: run the pipeline through Dagster, generate feeds, print reports."""
+"""The `diprank` command: run the pipeline through Dagster, generate feeds, print reports.
+
+Settings are resolved once, here, from the environment and the command's flags; every command
+receives them. The commands print and choose exit codes; the work they call returns data.
+"""
 from __future__ import annotations
 
 import argparse
@@ -10,45 +14,43 @@ import traceback
 import warnings
 from pathlib import Path
 
-from pipeline import settings as config
+from pipeline.cli.arguments import month_argument, whole_number
+from pipeline.cli.report import add_report_parser, command_report
 from pipeline.core.months import Month
-from pipeline.reports.model import add_report_parser, command_report
+from pipeline.core.progress import show_progress
+from pipeline.settings import ENV_RAW_DIR, ENV_WAREHOUSE_DIR, Settings, SettingsError, is_url
+from pipeline.systems.registry import SYSTEM_NAMES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
-TOP_N = 5
+TOP_N = 5  # players shown per system in the run summary
+MAX_LISTED_PROBLEMS = 20  # quarantine entries listed in the run summary
 
 
 class UsageError(Exception):
     """A problem with the command line or the folders it names."""
 
 
-def _month(text: str) -> Month:
-    try:
-        return Month.parse(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a month: {text!r} (expected YYYY-MM)") from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="diprank", description="Diplomacy rating pipeline.")
     sub = parser.add_subparsers(dest="command", required=True)
+    defaults = Settings()
 
     run = sub.add_parser("run", help="ingest, validate and rate everything through Dagster")
-    run.add_argument("--raw", type=Path, help=f"raw feeds folder (default ${config.ENV_RAW_DIR} or {config.DEFAULT_RAW_DIR})")
+    run.add_argument("--raw", help=f"raw feeds folder (default ${ENV_RAW_DIR} or {defaults.raw_dir})")
     run.add_argument("--warehouse",
-                     help=f"output folder (default ${config.ENV_WAREHOUSE_DIR} or {config.DEFAULT_WAREHOUSE_DIR})")
-    run.add_argument("--from", dest="first", type=_month, help="first month to compute (default: each system's first month with data)")
-    run.add_argument("--to", dest="last", type=_month, help="last month to compute (default: the latest month with data in any feed)")
+                     help=f"output folder or s3:// URL (default ${ENV_WAREHOUSE_DIR} or {defaults.warehouse_dir})")
+    run.add_argument("--from", dest="first", type=month_argument, help="first month to compute (default: each system's first month with data)")
+    run.add_argument("--to", dest="last", type=month_argument, help="last month to compute (default: the latest month with data in any feed)")
     run.add_argument("--strict", action="store_true", help="fail the run if anything is quarantined")
     run.add_argument("--systems", help="comma-separated systems to compute (default: all)")
     run.add_argument("--wait", action="store_true", help="wait for another run on the same warehouse instead of refusing")
     run.add_argument("--quiet", action="store_true", help="print only the summary")
 
     gen = sub.add_parser("generate", help="write synthetic feeds of any size")
-    gen.add_argument("--games", type=int, default=10_000)
-    gen.add_argument("--players", type=int, default=2_000)
-    gen.add_argument("--years", type=int, default=5)
-    gen.add_argument("--events", type=int, default=100)
+    gen.add_argument("--games", type=whole_number(0), default=10_000)
+    gen.add_argument("--players", type=whole_number(0), default=2_000)
+    gen.add_argument("--years", type=whole_number(0), default=5)
+    gen.add_argument("--events", type=whole_number(0), default=100)
     gen.add_argument("--seed", type=int, default=1)
     gen.add_argument("--format", choices=["parquet", "csv", "jsonl"], default="parquet")
     gen.add_argument("--out", type=Path, required=True)
@@ -57,16 +59,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def resolve_settings(args: argparse.Namespace) -> Settings:
+    """The environment's settings with this command's folders in place of theirs."""
+    try:
+        return Settings.from_env(raw_dir=getattr(args, "raw", None), warehouse_dir=getattr(args, "warehouse", None))
+    except SettingsError as error:
+        raise UsageError(str(error)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "run":
-            return command_run(args)
         if args.command == "generate":
             return command_generate(args)
+        settings = resolve_settings(args)
+        if args.command == "run":
+            return command_run(args, settings)
         if args.command == "report":
-            return command_report(args)
+            return command_report(args, settings)
     except UsageError as error:
         print(f"diprank: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -83,64 +94,126 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_USAGE
 
 
-def _prepare_environment(raw: Path, warehouse: str) -> None:
-    """Point the Dagster resources and instance at the chosen folders before the code location loads."""
-    from pipeline.warehouse.store import DEFAULT_LOCAL_DIR, ENV_LOCAL_DIR, Warehouse, is_url
-
-    os.environ[config.ENV_RAW_DIR] = str(raw.resolve())
-    if not is_url(warehouse):
-        Path(warehouse).mkdir(parents=True, exist_ok=True)
-        warehouse = str(Path(warehouse).resolve())
-    else:
-        # Workers in other folders must find the same DuckDB file and locks.
-        os.environ[ENV_LOCAL_DIR] = str(Path(os.environ.get(ENV_LOCAL_DIR) or DEFAULT_LOCAL_DIR).resolve())
-    os.environ[config.ENV_WAREHOUSE_DIR] = warehouse
-    local_dir = Warehouse(warehouse).local_dir
-    local_dir.mkdir(parents=True, exist_ok=True)
-    home = Path(os.environ.get("DAGSTER_HOME") or (local_dir / ".dagster")).resolve()
-    home.mkdir(parents=True, exist_ok=True)
-    settings_file = home / "dagster.yaml"
-    if not settings_file.exists():
-        settings_file.write_text("telemetry:\n  enabled: false\n")
-    os.environ["DAGSTER_HOME"] = str(home)
-    warnings.filterwarnings("ignore")
-    logging.getLogger("dagster").setLevel(logging.ERROR)
+def selected_systems(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    systems = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = sorted(set(systems) - set(SYSTEM_NAMES))
+    if unknown:
+        raise UsageError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEM_NAMES)}")
+    return systems
 
 
-def _progress_printer(quiet: bool) -> None:
-    log = logging.getLogger("diprank.progress")
-    log.setLevel(logging.INFO)
-    log.propagate = False
-    if not quiet and not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("  %(message)s"))
-        log.addHandler(handler)
+def check_folders(settings: Settings) -> None:
+    """Usage errors for folders that cannot work, before any run starts."""
+    if not settings.raw_path.is_dir():
+        raise UsageError(f"raw folder {settings.raw_dir} does not exist (set --raw or ${ENV_RAW_DIR})")
+    if not is_url(settings.warehouse_dir):
+        warehouse = Path(settings.warehouse_dir)
+        if warehouse.exists() and not warehouse.is_dir():
+            raise UsageError(f"warehouse {settings.warehouse_dir} is a file, not a folder")
+        warehouse.mkdir(parents=True, exist_ok=True)
 
 
-def command_run(args) -> int:
-    settings = config.Settings.from_env()
-    raw = args.raw or settings.raw_dir
-    warehouse_dir = args.warehouse or settings.warehouse_dir
-    if not raw.is_dir():
-        raise UsageError(f"raw folder {raw} does not exist (set --raw or ${config.ENV_RAW_DIR})")
+def command_run(args, settings: Settings) -> int:
     if args.first and args.last and args.first > args.last:
         raise UsageError(f"--from {args.first} is after --to {args.last}")
-    _prepare_environment(raw, warehouse_dir)
-    _progress_printer(args.quiet)
+    systems = selected_systems(args.systems)
+    check_folders(settings)
+    warnings.filterwarnings("ignore")
+    logging.getLogger("dagster").setLevel(logging.ERROR)
+    show_progress(not args.quiet)
     from pipeline.warehouse.locks import WarehouseBusy, warehouse_lock
-    from pipeline.orchestrate import run_everything
     from pipeline.warehouse.store import Warehouse
 
-    warehouse = Warehouse(os.environ[config.ENV_WAREHOUSE_DIR])
+    warehouse = Warehouse.of(settings)
+    warehouse.local_dir.mkdir(parents=True, exist_ok=True)
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
     try:
         with warehouse_lock(warehouse.run_lock_path, wait=args.wait, on_wait=say):
-            systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
-            return run_everything(raw.resolve(), warehouse, args.first, args.last, strict=args.strict,
-                                  systems=systems, say=say)
+            return run_and_summarise(settings, warehouse, args.first, args.last, strict=args.strict,
+                                     systems=systems, say=say)
     except WarehouseBusy as busy:
         print(f"diprank: {busy}", file=sys.stderr)
         return EXIT_BUSY
+
+
+def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: Month | None, *,
+                      strict: bool, systems: list[str] | None, say) -> int:
+    """Ingest, validate and rate; print the summary. Returns the exit code."""
+    from pipeline import orchestrate
+    from pipeline.rating.planning import plan_all
+
+    started = time.perf_counter()
+    warehouse.remove_leftovers()
+    say(f"ingest and validate {settings.raw_dir}")
+    ingest = orchestrate.ingest(settings, MAX_LISTED_PROBLEMS)
+    if ingest.failure:
+        print(f"diprank: ingest failed: {ingest.failure}")
+        return EXIT_FAILED
+    print(feed_balance_text(ingest.counts))
+    if ingest.quarantined:
+        print(f"\n{plural(ingest.quarantined, 'quarantine entry', 'quarantine entries')} "
+              f"(all in {warehouse.root / 'quarantine'}):")
+        print("\n".join([quarantine_line(e) for e in ingest.examples]
+                        + (["  …"] if ingest.quarantined > len(ingest.examples) else [])))
+    if strict and ingest.quarantined:
+        print(f"\ndiprank: strict mode: {plural(ingest.quarantined, 'quarantine entry', 'quarantine entries')} "
+              "(listed above); nothing was rated.")
+        return EXIT_FAILED
+    if not ingest.any_valid_results:
+        print("\ndiprank: no valid results in any feed; nothing to rate.")
+        return EXIT_FAILED
+    plans = plan_all(warehouse, settings, first, last, systems)
+    todo = [p for p in plans if p.first is not None]
+    for plan in todo:
+        say(f"{plan.system}: {plan.first} … {plan.last}")
+    runs = {run.system: run for run in orchestrate.rate_systems(todo, settings)}
+    failed = [run for run in runs.values() if run.failure]
+    for run in failed:
+        print(f"diprank: {run.system} failed: {run.failure}")
+    if failed:
+        return EXIT_FAILED
+    print("\nsnapshots written:")
+    for plan in plans:
+        run = runs.get(plan.system)
+        if run is None:
+            print(f"  {plan.system:<10} {plan.note}")
+            continue
+        compute = f" (compute {run.compute_seconds:.1f} s)" if run.compute_seconds is not None else ""
+        print(f"  {run.system:<10} {run.first} … {run.last}  {run.months:>4} months  {run.seconds:6.1f} s{compute}"
+              f"  {warehouse.root / 'rankings' / run.system}")
+    for plan in plans:
+        written = warehouse.written_months("rankings", plan.system)
+        shown = plan.last if plan.system in runs else (written[-1] if written else None)
+        if shown is not None:
+            rows = orchestrate.top_rows(warehouse, plan.system, shown, TOP_N)
+            print(f"\n  {plan.system} top {TOP_N} as of {shown.last_day}:")
+            print("\n".join(top_line(r) for r in rows) or "    (no one listed)")
+    print(f"\ndone in {time.perf_counter() - started:.1f} s; DuckDB: {warehouse.duckdb_path}")
+    return EXIT_OK
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def feed_balance_text(counts) -> str:
+    """The feed balance as a table: rows in = valid + quarantined + replaced."""
+    lines = [f"  {'feed':<14}{'files':>6}{'rows in':>10}{'valid':>10}{'quarantined':>13}{'replaced':>10}{'files rejected':>16}"]
+    for c in counts:
+        lines.append(f"  {c.feed:<14}{c.files:>6}{c.rows_in:>10,}{c.valid:>10,}{c.quarantined:>13,}"
+                     f"{c.replaced:>10,}{c.files_rejected:>16}")
+    return "\n".join(lines)
+
+
+def quarantine_line(entry) -> str:
+    where = f"{entry.source_file}:{entry.source_line}" if entry.source_line is not None else f"{entry.source_file} (whole file)"
+    return f"  {entry.feed:<13} {entry.reason:<28} {where}  {entry.record_key}  {entry.detail[:100]}"
+
+
+def top_line(row: dict) -> str:
+    return f"    {row['rank']:>3}. {(row['player_name'] or row['player_id'])[:32]:<32} {row['rating']:>9.2f}"
 
 
 def command_generate(args) -> int:

@@ -1,12 +1,12 @@
-"""The one partitioning every rating asset uses: calendar months."""
+"""The one partitioning every rating asset uses: calendar months from the settings' first month."""
 from __future__ import annotations
 
 from dagster import MonthlyPartitionsDefinition
 
-from pipeline.settings import Settings
+from pipeline.core.months import Month
 
-# end_offset=1 keeps the current month materializable: results of this month are valid input.
-monthly_partitions = MonthlyPartitionsDefinition(
-    start_date=Settings.from_env().start_month.partition_key,
-    end_offset=1,
-)
+
+def monthly_partitions(start_month: Month) -> MonthlyPartitionsDefinition:
+    """Calendar months from `start_month`; end_offset=1 keeps the current month materializable,
+    since results of this month are valid input."""
+    return MonthlyPartitionsDefinition(start_date=start_month.partition_key, end_offset=1)

@@ -1,49 +1,52 @@
-"""Dagster resources: where the raw feeds and the warehouse are, and how the systems are set."""
+"""The one Dagster resource: the resolved settings of the code location, and the warehouse's locks."""
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterator
 
 import duckdb
-from dagster import ConfigurableResource, EnvVar
+from dagster import ConfigurableResource
 
-from pipeline import settings as config
+from pipeline.core.months import Month
 from pipeline.settings import Settings
 from pipeline.warehouse.locks import warehouse_lock
-from pipeline.core.months import Month
-from pipeline.warehouse.store import Warehouse, duckdb_settings
+from pipeline.warehouse.store import Warehouse
 
 
 class DiprankResource(ConfigurableResource):
-    """Raw folder, warehouse folder and rating settings of a deployment."""
+    """Raw folder, warehouse and rating settings of a deployment, as resolved when the code location loaded."""
 
-    raw_dir: str = config.DEFAULT_RAW_DIR
-    warehouse_dir: str = config.DEFAULT_WAREHOUSE_DIR
-    dip_pouch_cutoff_year: int = 2001
-    eagle_variants: str = "standard"
-    eagle_positions: str = "published"
-    diwz_newcomers: str = "erstzahl"
+    raw_dir: str
+    warehouse_dir: str
+    local_dir: str
+    start_month: str
+    dip_pouch_cutoff_year: int
+    eagle_variants: str
+    eagle_positions: str
+    diwz_newcomers: str
+    duckdb_memory: str
 
-    @property
-    def raw_path(self) -> Path:
-        return Path(self.raw_dir)
-
-    @property
-    def warehouse(self) -> Warehouse:
-        return Warehouse(self.warehouse_dir)
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "DiprankResource":
+        return cls(
+            raw_dir=settings.raw_dir, warehouse_dir=settings.warehouse_dir, local_dir=settings.local_dir,
+            start_month=str(settings.start_month), dip_pouch_cutoff_year=settings.dip_pouch_cutoff_year,
+            eagle_variants=",".join(settings.eagle_variants), eagle_positions=settings.eagle_positions,
+            diwz_newcomers=settings.diwz_newcomers, duckdb_memory=settings.duckdb_memory,
+        )
 
     def settings(self) -> Settings:
         return Settings(
-            raw_dir=self.raw_path,
-            warehouse_dir=self.warehouse_dir,
-            start_month=Month.parse(os.environ.get(config.ENV_START_MONTH, config.DEFAULT_START_MONTH)),
-            dip_pouch_cutoff_year=int(self.dip_pouch_cutoff_year),
+            raw_dir=self.raw_dir, warehouse_dir=self.warehouse_dir, local_dir=self.local_dir,
+            start_month=Month.parse(self.start_month), dip_pouch_cutoff_year=int(self.dip_pouch_cutoff_year),
             eagle_variants=tuple(v.strip() for v in self.eagle_variants.split(",") if v.strip()),
-            eagle_positions=self.eagle_positions,
-            diwz_newcomers=self.diwz_newcomers,
-        )
+            eagle_positions=self.eagle_positions, diwz_newcomers=self.diwz_newcomers,
+            duckdb_memory=self.duckdb_memory,
+        ).resolved()
+
+    @property
+    def warehouse(self) -> Warehouse:
+        return Warehouse.of(self.settings())
 
     @contextmanager
     def changing_feeds(self, log=None) -> Iterator[None]:
@@ -65,26 +68,10 @@ class DiprankResource(ConfigurableResource):
         warehouse = self.warehouse
         with warehouse_lock(warehouse.duckdb_lock_path, wait=True):
             warehouse.local_dir.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(warehouse.duckdb_path), config=duckdb_settings())
+            con = duckdb.connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
             if warehouse.remote:
                 con.register_filesystem(warehouse.filesystem())
             try:
                 yield con
             finally:
                 con.close()
-
-
-def _env(name: str, default: str):
-    """EnvVar where the variable is set (the UI shows where the value comes from), else the default."""
-    return EnvVar(name) if name in os.environ else default
-
-
-def diprank_resource() -> DiprankResource:
-    return DiprankResource(
-        raw_dir=_env(config.ENV_RAW_DIR, config.DEFAULT_RAW_DIR),
-        warehouse_dir=_env(config.ENV_WAREHOUSE_DIR, config.DEFAULT_WAREHOUSE_DIR),
-        dip_pouch_cutoff_year=EnvVar.int(config.ENV_DIP_POUCH_CUTOFF) if config.ENV_DIP_POUCH_CUTOFF in os.environ else 2001,
-        eagle_variants=_env(config.ENV_EAGLE_VARIANTS, "standard"),
-        eagle_positions=_env(config.ENV_EAGLE_POSITIONS, "published"),
-        diwz_newcomers=_env(config.ENV_DIWZ_NEWCOMERS, "erstzahl"),
-    )

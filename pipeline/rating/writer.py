@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from pipeline.rating.checks import CheckOutcome, check_tables, no_outcomes
 from pipeline.core.months import Month
-from pipeline.warehouse.store import Warehouse, atomic_write_parquet, duckdb_settings
+from pipeline.warehouse.store import Warehouse, atomic_write_parquet
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem
 
 COMMON_HEAD = ["system", "as_of", "rank", "player_id", "player_name", "rating",
@@ -112,7 +112,7 @@ def finalize_history(system: RatingSystem, out: MonthOutput) -> pa.Table:
     return history.add_column(0, "system", pa.array([system.name] * history.num_rows, pa.string()))
 
 
-def validate_output(model, table: pa.Table, what: str) -> None:
+def validate_output(model, table: pa.Table, what: str, duckdb_config: dict[str, str] | None = None) -> None:
     """Run the table's Pandera model in DuckDB; a failure is a defect, reported with its checks."""
     if table.num_rows == 0:
         # Nothing to check (and Pandera's null checks misreport on an empty table); the writer's
@@ -120,7 +120,7 @@ def validate_output(model, table: pa.Table, what: str) -> None:
         return
     # A connection of its own, closed afterwards: tables registered with ibis's shared default
     # connection stay referenced there for the life of the process (memory grew with every batch).
-    con = ibis.duckdb.connect(**duckdb_settings())
+    con = ibis.duckdb.connect(**(duckdb_config or {}))
     try:
         con.con.register("batch", table)  # the Arrow table itself, no copy
         model.validate(con.table("batch"), lazy=True)
@@ -150,10 +150,11 @@ def write_months(warehouse: Warehouse, system: RatingSystem, pending: list[Pendi
     label = f"{system.name} {pending[0].month}..{pending[-1].month}"
     rankings = pa.concat_tables([p.rankings for p in pending])
     history = pa.concat_tables([p.history for p in pending])
-    validate_output(system.rankings_model, rankings, f"{label} rankings")
-    validate_output(system.history_model, history, f"{label} history")
+    validate_output(system.rankings_model, rankings, f"{label} rankings", warehouse.duckdb_config)
+    validate_output(system.history_model, history, f"{label} history", warehouse.duckdb_config)
     for name, model in system.extra_models.items():
-        validate_output(model, pa.concat_tables([p.extras[name] for p in pending]), f"{label} {name}")
+        validate_output(model, pa.concat_tables([p.extras[name] for p in pending]), f"{label} {name}",
+                        warehouse.duckdb_config)
     outcomes = check_tables(system, rankings, history)
     for p in pending:
         atomic_write_parquet(warehouse.rankings(system.name, p.month), p.rankings)

@@ -1,5 +1,5 @@
-"""A report (pipeline.reports.model) as one self-contained HTML page: its tables and an inline SVG chart
-of the month's top 10 over every month up to it.
+"""A report (pipeline.reports.model) as one self-contained HTML page: its tables and, when the report
+carries one, an inline SVG chart of the month's top 10 over every month up to it.
 
 No scripts, no external fonts, stylesheets or images: the page carries a Content-Security-Policy
 that forbids loading anything, so it opens the same offline, from a file share or a dashboard.
@@ -15,9 +15,8 @@ import os
 from pathlib import Path
 
 from pipeline.core.months import Month
-from pipeline.reports.model import (
-    RATING_LABELS, Report, Section, decimal_text, month_name, rating_series, whole_text,
-)
+from pipeline.reports.cells import decimal_text, month_name, whole_text
+from pipeline.reports.model import Chart, Report, Section
 from pipeline.warehouse.store import atomic_write_bytes
 
 # Tableau 10: distinct hues that stay apart for the usual colour-vision deficiencies.
@@ -81,7 +80,8 @@ def esc(value: object) -> str:
 # --- tables ---------------------------------------------------------------------------------
 
 
-def render_section(section: Section) -> str:
+def section_html(section: Section) -> str:
+    """A section as an HTML <section>: heading, notes and table, every value escaped."""
     lang = f' lang="{esc(section.lang)}"' if section.lang else ""
     parts = [f'<section class="{esc(section.key)}" id="{esc(section.key)}"{lang}>',
              f"<h2>{esc(section.title)}</h2>"]
@@ -136,6 +136,7 @@ def nice_step(span: float, ticks: int = 5) -> float:
 
 
 def _index(month: Month) -> int:
+    """A month as a count of months, so that neighbours differ by one."""
     return month.year * 12 + month.month - 1
 
 
@@ -157,8 +158,8 @@ def rating_text(system: str, value: float | None) -> str:
 
 
 def series_path(points: list[tuple[Month, float]], x, y) -> str:
-    """SVG path data of one player's line: consecutive months joined, a gap where the player was
-    not listed, and a small diamond for a month standing alone (a line needs two points)."""
+    """SVG path data of one player's line: consecutive months joined, a gap where the player was not listed."""
+    # A month standing alone becomes a small diamond: a line needs two points.
     runs: list[list[tuple[float, float]]] = []
     previous: Month | None = None
     for month, rating in points:
@@ -178,12 +179,10 @@ def series_path(points: list[tuple[Month, float]], x, y) -> str:
     return " ".join(d)
 
 
-def render_chart(report: Report) -> str:
+def chart_html(report: Report, chart: Chart) -> str:
     """The SVG figure: one path per player (gaps where a player was not listed) and a legend."""
-    series = rating_series(report)
-    players = report.chart_players
+    series, players, label = chart.series, chart.players, chart.label
     points = [(m, r) for pid, _ in players for m, r in series.get(pid, [])]
-    label = RATING_LABELS.get(report.system, "rating")
     caption = (f"{label} at each month end up to {report.month}: the top {len(players)} of "
                f"{report.month}")
     if not points:
@@ -202,11 +201,13 @@ def render_chart(report: Report) -> str:
     top, bottom = MARGIN_TOP, HEIGHT - MARGIN_BOTTOM
 
     def x(month: Month) -> float:
+        """The month's horizontal position; a single month stands in the middle."""
         if x1 == x0:
             return (left + right) / 2
         return left + (_index(month) - x0) / (x1 - x0) * (right - left)
 
     def y(value: float) -> float:
+        """The rating's vertical position, higher ratings nearer the top."""
         return bottom - (value - y_low) / (y_high - y_low) * (bottom - top)
 
     out = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
@@ -259,8 +260,10 @@ def render_chart(report: Report) -> str:
 
 
 def render_html(report: Report) -> str:
+    """The whole page: header, the chart when the report has one, then every section."""
     # The chart first: a full table can run to hundreds of rows.
-    body = [render_chart(report), *(render_section(s) for s in report.sections)]
+    chart = [] if report.chart is None else [chart_html(report, report.chart)]
+    body = [*chart, *(section_html(s) for s in report.sections)]
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en">',

@@ -1,32 +1,21 @@
-"""`diprank report`: a month's table printed the way each community publishes it.
-
-    diprank report <system> [--month YYYY-MM] [--warehouse DIR] [--player ID] [--game ID]
-                   [--top N] [--html [PATH]]
+"""The report model: a system's month read from the warehouse as plain sections (title, columns,
+rows, notes), ready for either renderer (pipeline.reports.text, pipeline.reports.html).
 
 - eagle: Dip2000's seven columns (Ranking, Name, Points, Date of last finished game, Games as
   "10+" above ten, Points to defend, New Eagles), then the month's awards.
-- diwz: the DiWZ list (rank, name, "1797-5", last evaluation); with --game the game's
+- diwz: the DiWZ list (rank, name, "1797-5", last evaluation); with a game the game's
   DiWZ-Auswertung in the layout of seed 004 (waiting and unrated players show their results).
-- dip_pouch: the international ranking; with --player that player's event history.
+- dip_pouch: the international ranking; with a player that player's event history.
 - club: record W-L-D, P, W%, S, base, legacy, rating.
 
 Everything is read from the warehouse files (SPEC §4); nothing is recomputed except the pairwise
 results a waiting or unrated DiWZ player collected in a game, which the history stores only as
 sums and which are rebuilt from the validated game with the system's own finish-order rules.
-
-The report is built once as plain sections (title, columns, rows, notes) and rendered either as
-text (here) or as a self-contained HTML page (pipeline.reports.html).
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import io
-import os
-import sys
-import unicodedata
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -34,13 +23,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from pipeline import settings as config
+from pipeline.settings import ENV_WAREHOUSE_DIR
 from pipeline.core.months import Month
-from pipeline.core.rounding import half_up
-from pipeline.warehouse.store import Warehouse, is_local, read_parquet
+from pipeline.reports.cells import (
+    clean_text, decimal_text, fraction_text, german_date, half_points, iso, month_name, seed_date, tendency,
+    whole_text,
+)
+from pipeline.systems.diwz.finish import finish_keys, pairwise_score
+from pipeline.systems.games import games_from_rows, responsible_player
 from pipeline.systems.registry import SYSTEM_NAMES
+from pipeline.warehouse.store import Warehouse, is_local, read_parquet
 
-EXIT_OK, EXIT_USAGE = 0, 2
 CHART_PLAYERS = 10
 
 TITLES = {
@@ -69,11 +62,10 @@ AWARD_VALUES = {  # what each award's `value` is
 }
 
 DIWZ_POOLED_NOTE = "* = Ergebnisse aus früheren Spielen zusammengefasst"
-DIWZ_RULE_WIDTH = 67   # the seed's rules are 67 characters wide
 
 
 class ReportError(Exception):
-    """A request the warehouse cannot answer (unknown system, month, player or game): exit 2."""
+    """A request the warehouse cannot answer: an unknown system, month, player or game."""
 
 
 # --- the report as data ---------------------------------------------------------------------
@@ -81,6 +73,8 @@ class ReportError(Exception):
 
 @dataclass(frozen=True)
 class Column:
+    """One column's heading and how its cells line up."""
+
     title: str
     align: str = "left"   # "left" or "right"
     css: str = ""         # class of the column's cells in HTML
@@ -112,125 +106,31 @@ class Section:
 
 
 @dataclass
+class Chart:
+    """The month's top players and their month-end ratings over every month up to it."""
+
+    label: str                 # what the rating is called on the axis, e.g. "Eagle points"
+    players: list[tuple[str, str]]   # (player_id, name) of the month's top 10, in rank order
+    series: dict[str, list[tuple[Month, float]]]   # player_id -> (month, rating), oldest first
+
+
+@dataclass
 class Report:
+    """Everything a renderer prints for one system's month."""
+
     system: str
     month: Month
     title: str                 # the ranking's title, e.g. "Eagle table, December 2020"
     heading: str               # e.g. "Eagle table"
     sections: list[Section]
-    warehouse: Warehouse
-    chart_players: list[tuple[str, str]]   # (player_id, name) of the month's top 10, in rank order
-    months_available: list[Month]
-
-
-# --- text helpers ---------------------------------------------------------------------------
-
-# Explicit bidi embeddings, overrides and isolates: in plain text they would reorder the rest of
-# the line, so text output drops them (HTML isolates names in <bdi> instead).
-_BIDI_CONTROLS = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
-
-
-def clean_text(value: object) -> str:
-    """A value as one printable line: control characters become spaces, bidi controls vanish."""
-    text = "" if value is None else str(value)
-    out = []
-    for char in text:
-        if char in _BIDI_CONTROLS:
-            continue
-        if unicodedata.category(char) == "Cc":
-            out.append(" ")
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def display_width(text: str) -> int:
-    """Columns a string takes in a terminal: wide East Asian characters 2, combining marks 0."""
-    width = 0
-    for char in text:
-        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
-            continue
-        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
-    return width
-
-
-def pad(text: str, width: int, align: str) -> str:
-    gap = " " * max(0, width - display_width(text))
-    return gap + text if align == "right" else text + gap
-
-
-def decimal_text(value: float | None, places: int = 2) -> str:
-    """A number rounded half up as the communities print it; blank for null."""
-    if value is None:
-        return ""
-    return str(half_up(Decimal(value), places))
-
-
-def whole_text(value: float | None) -> str:
-    return "" if value is None else str(int(half_up(Decimal(value), 0)))
-
-
-def fraction_text(value: float | None) -> str:
-    """The club page's style for P, W% and S: two decimals without the leading zero (.53, 1.00)."""
-    if value is None:
-        return "-"
-    text = decimal_text(value)
-    if text.startswith("0."):
-        return text[1:]
-    if text.startswith("-0."):
-        return "-" + text[2:]
-    return text
-
-
-def iso(day: dt.date | None) -> str:
-    return "" if day is None else day.isoformat()
-
-
-def german_date(day: dt.date | None) -> str:
-    return "" if day is None else f"{day.day:02d}.{day.month:02d}.{day.year:04d}"
-
-
-def seed_date(day: dt.date) -> str:
-    """The DiWZ-Auswertung's end date: 20.5.98."""
-    return f"{day.day}.{day.month}.{day.year % 100:02d}"
-
-
-def half_points(score: float) -> str:
-    """A DiWZ score with its half point as the seed prints it: 4½, ½, 6."""
-    whole = int(score)
-    half = abs(score - whole) >= 0.25
-    if half:
-        return f"{whole}½" if whole else "½"
-    return str(int(round(score)))
-
-
-def tendency(delta: float) -> str:
-    """TD as the seed prints it: +51, -93, - 7."""
-    value = int(round(delta))
-    return f"{'+' if value >= 0 else '-'}{abs(value):>2}"
-
-
-def month_ranges(months: Sequence[Month]) -> str:
-    """Months as compact runs: 2017-01 … 2020-12, 2022-03."""
-    if not months:
-        return "none"
-    runs: list[tuple[Month, Month]] = []
-    for month in months:
-        if runs and runs[-1][1].next() == month:
-            runs[-1] = (runs[-1][0], month)
-        else:
-            runs.append((month, month))
-    return ", ".join(str(a) if a == b else f"{a} … {b}" for a, b in runs)
-
-
-def month_name(month: Month) -> str:
-    return f"{dt.date(month.year, month.month, 1):%B} {month.year}"
+    chart: Chart | None = None   # None when only text is wanted: the chart reads every month's table
 
 
 # --- reading the warehouse ------------------------------------------------------------------
 
 
 def read_rows(path, columns: list[str] | None = None) -> list[dict]:
+    """The rows of one Parquet file as dicts."""
     return read_parquet(path, columns=columns).to_pylist()
 
 
@@ -254,6 +154,7 @@ class NameBook:
         self._registry: dict[str, str] | None = None
 
     def registry(self) -> dict[str, str]:
+        """player_id -> name from the validated player registry, read once."""
         if self._registry is None:
             path = self.warehouse.validated("players")
             self._registry = {}
@@ -307,6 +208,7 @@ class NameBook:
 
 
 def feed_of(system: str) -> str:
+    """The feed whose player names a system's reports fall back on."""
     return "events" if system == "dip_pouch" else "games"
 
 
@@ -314,10 +216,12 @@ def feed_of(system: str) -> str:
 
 
 def player_name(row: dict) -> str:
+    """The name a ranking row lists, else the player's id."""
     return row.get("player_name") or row["player_id"]
 
 
 def eagle_ranking(rows: list[dict], month: Month) -> Section:
+    """The Eagle table in Dip2000's seven columns."""
     columns = [
         Column("Ranking", "right"), Column("Name", css="name"), Column("Points", "right"),
         Column("Date of last finished game"), Column("Games", "right"),
@@ -336,6 +240,7 @@ def eagle_ranking(rows: list[dict], month: Month) -> Section:
 
 
 def eagle_awards(awards: list[dict], month: Month, names: dict[str, str]) -> Section | None:
+    """The month's Eagle awards in their published order; None when there are none."""
     if not awards:
         return None
     order = {name: i for i, name in enumerate(AWARD_ORDER)}
@@ -355,6 +260,7 @@ def eagle_awards(awards: list[dict], month: Month, names: dict[str, str]) -> Sec
 
 
 def diwz_ranking(rows: list[dict], month: Month) -> Section:
+    """The DiWZ-Liste: rank, name, rating with its count of evaluations, last evaluation."""
     columns = [Column("Rang", "right"), Column("Name", css="name"), Column("DiWZ", "right"),
                Column("Letzte Auswertung")]
     body = [Row([str(r["rank"]), player_name(r), r["display"], german_date(r["last_evaluated"])], r["player_id"])
@@ -364,8 +270,10 @@ def diwz_ranking(rows: list[dict], month: Month) -> Section:
 
 
 def dip_pouch_ranking(rows: list[dict], month: Month) -> Section:
+    """The Dip Pouch international ranking with each player's country and national rank."""
     columns = [Column("Rank", "right"), Column("Name", css="name"), Column("Country"),
                Column("Rating", "right"), Column("Events", "right"), Column("National rank", "right")]
+    # The country is free text outside the name column, which neither renderer isolates: cleaned here.
     body = [Row([str(r["rank"]), player_name(r), clean_text(r["country"]), decimal_text(r["rating"]),
                  str(r["events"]), "" if r["national_rank"] is None else str(r["national_rank"])], r["player_id"])
             for r in rows]
@@ -374,6 +282,7 @@ def dip_pouch_ranking(rows: list[dict], month: Month) -> Section:
 
 
 def club_ranking(rows: list[dict], month: Month) -> Section:
+    """The club rankings: record, P, W%, S, base, legacy and rating."""
     columns = [Column("Rank", "right"), Column("Name", css="name"), Column("W-L-D", "right"),
                Column("P", "right"), Column("W%", "right"), Column("S", "right"), Column("Base", "right"),
                Column("Legacy", "right"), Column("Rating", "right")]
@@ -392,6 +301,7 @@ RANKING_SECTIONS = {"eagle": eagle_ranking, "diwz": diwz_ranking, "dip_pouch": d
 
 def dip_pouch_player_history(warehouse: Warehouse, player_id: str, month: Month, names: NameBook,
                              listed: dict[str, dict]) -> Section:
+    """One player's Dip Pouch events up to the month, with the rating each moved."""
     months = [m for m in warehouse.written_months("history", "dip_pouch")]
     everything = read_filtered((warehouse.history("dip_pouch", m) for m in months),
                                pc.field("player_id") == player_id)
@@ -412,6 +322,7 @@ def dip_pouch_player_history(warehouse: Warehouse, player_id: str, month: Month,
                Column("Percentile", "right"), Column("TV", "right"), Column("Rating", "right")]
 
     def rating_move(r: dict) -> str:
+        """The rating before and after the event: 1510.20 → 1523.75."""
         before = decimal_text(r["rating_before"]) or "-"
         if r["rating_after"] is None:   # an event of value 0 moves nothing
             return f"{before} (unchanged)"
@@ -436,12 +347,9 @@ def dip_pouch_player_history(warehouse: Warehouse, player_id: str, month: Month,
 
 
 def game_results(warehouse: Warehouse, game_id: str, history: list[dict]) -> dict[str, list[tuple[float, int]]] | None:
-    """Each player's pairwise results (score, opponent's rating) in the game, rebuilt from the
-    validated game with the system's finish-order rules; None when the game rows are not at hand
-    or do not agree with the history."""
-    from pipeline.systems.diwz.finish import finish_keys, pairwise_score
-    from pipeline.systems.games import games_from_rows, responsible_player
-
+    """Each player's pairwise results (score, opponent's rating) rebuilt from the validated game, else None."""
+    # None when the game rows are gone or do not agree with the history; the finish-order rules
+    # are the system's own, so the rebuilt results are the ones it rated.
     table = read_filtered([warehouse.validated("games")], pc.field("game_id") == game_id)
     if table is None or table.num_rows == 0:
         return None
@@ -497,6 +405,7 @@ def diwz_history_of_game(warehouse: Warehouse, game_id: str) -> list[dict]:
 
 
 def diwz_evaluation(warehouse: Warehouse, game_id: str, names: NameBook) -> Section:
+    """The game's DiWZ-Auswertung in the layout of seed 004."""
     history = diwz_history_of_game(warehouse, game_id)
     day = history[0]["source_date"]
     rankings_path = warehouse.rankings("diwz", Month.of(day))
@@ -536,7 +445,21 @@ def diwz_evaluation(warehouse: Warehouse, game_id: str, names: NameBook) -> Sect
 # --- building a report ----------------------------------------------------------------------
 
 
+def month_ranges(months: Sequence[Month]) -> str:
+    """Months as compact runs: 2017-01 … 2020-12, 2022-03."""
+    if not months:
+        return "none"
+    runs: list[tuple[Month, Month]] = []
+    for month in months:
+        if runs and runs[-1][1].next() == month:
+            runs[-1] = (runs[-1][0], month)
+        else:
+            runs.append((month, month))
+    return ", ".join(str(a) if a == b else f"{a} … {b}" for a, b in runs)
+
+
 def _month_of(value) -> Month | None:
+    """A month given as a Month or YYYY-MM text (None stays None); ReportError for anything else."""
     if value is None or isinstance(value, Month):
         return value
     try:
@@ -546,8 +469,9 @@ def _month_of(value) -> Month | None:
 
 
 def build_report(warehouse: Warehouse, system: str, month: Month | str | None = None, *,
-                 player: str | None = None, game: str | None = None, top: int | None = None) -> Report:
-    """Every section of a system's month, read from the warehouse; ReportError for a bad request."""
+                 player: str | None = None, game: str | None = None, top: int | None = None,
+                 with_chart: bool = True) -> Report:
+    """Every section of a system's month, and its chart, from the warehouse; ReportError for a bad request."""
     if system not in SYSTEM_NAMES:
         raise ReportError(f"unknown system {system!r}; choose from {', '.join(SYSTEM_NAMES)}")
     if player is not None and system != "dip_pouch":
@@ -558,7 +482,7 @@ def build_report(warehouse: Warehouse, system: str, month: Month | str | None = 
         raise ReportError(f"--top must be at least 1, not {top}")
     if not warehouse.root.is_dir():
         raise ReportError(f"no warehouse at {warehouse.root} (run `diprank run` first, or set --warehouse "
-                          f"or ${config.ENV_WAREHOUSE_DIR})")
+                          f"or ${ENV_WAREHOUSE_DIR})")
     months = warehouse.written_months("rankings", system)
     if not months:
         raise ReportError(f"no {system} snapshots in {warehouse.root} (run `diprank run` first)")
@@ -583,162 +507,27 @@ def build_report(warehouse: Warehouse, system: str, month: Month | str | None = 
                                                  {r["player_id"]: r for r in rows}))
     if game is not None:
         sections.append(diwz_evaluation(warehouse, game, names))
-    chart = [(r["player_id"], player_name(r)) for r in rows[:CHART_PLAYERS]]
-    return Report(system, month, sections[0].title, TITLES[system], sections, warehouse, chart, months)
+    chart = top_players_chart(warehouse, system, [m for m in months if m <= month], rows) if with_chart else None
+    return Report(system, month, sections[0].title, TITLES[system], sections, chart)
 
 
-def rating_series(report: Report) -> dict[str, list[tuple[Month, float]]]:
-    """Month-end ratings of the chart's players over every month up to the report's."""
-    ids = [pid for pid, _ in report.chart_players]
+def top_players_chart(warehouse: Warehouse, system: str, months: list[Month], rows: list[dict]) -> Chart:
+    """The month-end ratings, over the given months, of the first players of a month's table."""
+    players = [(r["player_id"], player_name(r)) for r in rows[:CHART_PLAYERS]]
+    series = rating_series(warehouse, system, months, [pid for pid, _ in players])
+    return Chart(RATING_LABELS[system], players, series)
+
+
+def rating_series(warehouse: Warehouse, system: str, months: Iterable[Month],
+                  ids: list[str]) -> dict[str, list[tuple[Month, float]]]:
+    """Month-end ratings of the given players in the given months' tables, oldest first."""
     series: dict[str, list[tuple[Month, float]]] = {pid: [] for pid in ids}
     if not ids:
         return series
-    months = [m for m in report.months_available if m <= report.month]
-    table = read_filtered((report.warehouse.rankings(report.system, m) for m in months),
+    table = read_filtered((warehouse.rankings(system, m) for m in months),
                           pc.field("player_id").isin(ids), ["as_of", "player_id", "rating"])
     if table is None:
         return series
     for row in sorted(table.to_pylist(), key=lambda r: r["as_of"]):
         series[row["player_id"]].append((Month.of(row["as_of"]), row["rating"]))
     return series
-
-
-# --- text -----------------------------------------------------------------------------------
-
-
-def render_section(section: Section) -> list[str]:
-    """A section as fixed-width text lines."""
-    columns = section.columns
-    titles = [c.title for c in columns]
-    cells = [[clean_text(c) for c in row.cells] for row in section.rows]
-    widths = [display_width(t) for t in titles]
-    for row in cells:
-        last = len(row) - 1 if len(row) < len(columns) else len(row)
-        for i in range(min(last, len(columns))):
-            widths[i] = max(widths[i], display_width(row[i]))
-
-    def line(values: list[str]) -> str:
-        parts = []
-        for i, value in enumerate(values):
-            if i == len(values) - 1 and (len(values) < len(columns) or columns[i].align == "left"):
-                parts.append(value)   # nothing follows: no padding (a short row's last cell spans)
-            else:
-                parts.append(pad(value, widths[i], columns[i].align))
-        return "  ".join(parts).rstrip()
-
-    header = line(titles)
-    body = [line(row) for row in cells] or [f"  {section.empty}"]
-    width = max(display_width(x) for x in [header, *body])
-    out: list[str] = []
-    if section.framed:
-        frame = "=" * max(DIWZ_RULE_WIDTH, width)
-        out += [frame, section.title, ""]
-        if section.before:
-            out += [*section.before, ""]
-        rule = "-" * max(DIWZ_RULE_WIDTH, width)
-        out += [header, rule, *body, rule, *section.after, frame]
-        return out
-    out += [section.title, *section.before, ""]
-    rule = "-" * width
-    out += [header, rule, *body]
-    if section.after:
-        out += [rule, *section.after]
-    return out
-
-
-def render_text(report: Report) -> str:
-    blocks = ["\n".join(render_section(s)) for s in report.sections]
-    return "\n\n".join(blocks) + "\n"
-
-
-# --- the command ----------------------------------------------------------------------------
-
-
-def _month_arg(text: str) -> Month:
-    try:
-        return Month.parse(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a month: {text!r} (expected YYYY-MM)") from None
-
-
-def _top_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-DEFAULT_HTML = "<warehouse>/reports/<system>/<YYYY-MM>.html"
-
-
-def add_report_parser(subparsers) -> argparse.ArgumentParser:
-    """Add `report` to the `diprank` subcommands."""
-    parser = subparsers.add_parser(
-        "report", help="print a month's table the way its community publishes it",
-        description="Print a rating system's monthly table as its community publishes it, "
-                    "optionally with a player's history (dip_pouch) or a game's evaluation (diwz), "
-                    "and write it as a self-contained HTML page.")
-    parser.add_argument("system", help=f"one of {', '.join(SYSTEM_NAMES)}")
-    parser.add_argument("--month", type=_month_arg, metavar="YYYY-MM",
-                        help="the snapshot month (default: the latest month with a snapshot)")
-    parser.add_argument("--warehouse", metavar="DIR",
-                        help=f"warehouse folder (default ${config.ENV_WAREHOUSE_DIR} or {config.DEFAULT_WAREHOUSE_DIR})")
-    parser.add_argument("--player", metavar="ID", help="dip_pouch: also print this player's event history")
-    parser.add_argument("--game", metavar="ID", help="diwz: also print this game's DiWZ evaluation table")
-    parser.add_argument("--top", type=_top_arg, metavar="N", help="print only the first N rows of the ranking")
-    parser.add_argument("--html", nargs="?", const=DEFAULT_HTML, default=None, metavar="PATH",
-                        help=f"also write the report as one self-contained HTML page (default {DEFAULT_HTML}; "
-                             "a folder gets <system>-<YYYY-MM>.html); give it after the system")
-    return parser
-
-
-def _write(text: str, stream=None) -> None:
-    """Write text whatever the stream's encoding can hold (unencodable characters become '?')."""
-    stream = stream or sys.stdout
-    try:
-        stream.write(text)
-    except UnicodeEncodeError:
-        encoding = getattr(stream, "encoding", None) or "utf-8"
-        stream.write(text.encode(encoding, "replace").decode(encoding))
-    stream.flush()
-
-
-def command_report(args: argparse.Namespace) -> int:
-    """Run `diprank report`; returns the exit code (2 for a request the warehouse cannot answer)."""
-    root = args.warehouse or config.Settings.from_env().warehouse_dir
-    warehouse = Warehouse(root)
-    try:
-        report = build_report(warehouse, args.system, args.month, player=args.player, game=args.game,
-                              top=args.top)
-    except ReportError as error:
-        _write(f"diprank: {error}\n", sys.stderr)
-        return EXIT_USAGE
-    target = None
-    if args.html is not None:   # written first, so a closed pipe cannot cost the page
-        from pipeline.reports.html import write_html
-
-        target = (warehouse.root / "reports" / report.system / f"{report.month}.html"
-                  if args.html == DEFAULT_HTML else Path(args.html))
-        if target.is_dir():
-            target = target / f"{report.system}-{report.month}.html"
-        write_html(report, target)
-    try:
-        _write(render_text(report))
-        if target is not None:
-            _write(f"wrote {target}\n")
-    except BrokenPipeError:   # the reader stopped early (`| head`): not an error
-        _silence_stdout()
-    return EXIT_OK
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush does not complain again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        pass

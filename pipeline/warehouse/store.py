@@ -16,12 +16,9 @@ import pyarrow.parquet as pq
 
 from pipeline.core import state_codec
 from pipeline.core.months import Month
+from pipeline.settings import Settings, is_url, location_folder_name
 
 DUCKDB_FILE = "diprank.duckdb"
-ENV_LOCAL_DIR = "DIPRANK_LOCAL_DIR"
-DEFAULT_LOCAL_DIR = "data/local"
-ENV_DUCKDB_MEMORY = "DIPRANK_DUCKDB_MEMORY"
-DEFAULT_DUCKDB_MEMORY = "2GB"
 PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics=True,
                        use_dictionary=True, data_page_version="2.0")
 
@@ -29,17 +26,6 @@ PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics
 def month_folder(month: Month) -> str:
     """Hive partition path of a month: year=YYYY/month=MM."""
     return f"year={month.year:04d}/month={month.month:02d}"
-
-
-def duckdb_settings() -> dict[str, str]:
-    """Settings of every DuckDB connection: bounded memory (DuckDB spills large sorts to disk
-    beyond it) instead of DuckDB's default of most of the machine's memory per connection."""
-    return {"memory_limit": os.environ.get(ENV_DUCKDB_MEMORY, DEFAULT_DUCKDB_MEMORY)}
-
-
-def is_url(location: str | os.PathLike) -> bool:
-    """True for an object-storage location (`s3://…`), False for a local path."""
-    return "://" in str(location)
 
 
 def warehouse_path(location: str | os.PathLike):
@@ -121,17 +107,22 @@ class Warehouse:
     """Paths of the warehouse layout (SPEC §4) under one root (a folder or an object-storage URL).
 
     The DuckDB file and the lock files always live on local disk: in the root itself when it is a
-    folder, else in a folder named after the URL under DIPRANK_LOCAL_DIR (default data/local).
+    folder, else in a folder named after the URL under the settings' local folder.
     """
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike, settings: Settings | None = None):
+        settings = settings or Settings()
         self.root = warehouse_path(root)
         self.remote = not is_local(self.root)
-        if self.remote:
-            base = Path(os.environ.get(ENV_LOCAL_DIR) or DEFAULT_LOCAL_DIR)
-            self.local_dir = base / re.sub(r"[^A-Za-z0-9._-]+", "_", str(self.root))
-        else:
-            self.local_dir = self.root
+        self.local_dir = Path(settings.local_dir) / location_folder_name(str(self.root)) if self.remote else self.root
+        # Every DuckDB connection is bounded (DuckDB spills large sorts to disk beyond it) instead of
+        # DuckDB's default of most of the machine's memory per connection.
+        self.duckdb_config = {"memory_limit": settings.duckdb_memory}
+
+    @classmethod
+    def of(cls, settings: Settings) -> "Warehouse":
+        """The warehouse the settings name."""
+        return cls(settings.warehouse_dir, settings)
 
     @property
     def location(self) -> str:
@@ -165,7 +156,7 @@ class Warehouse:
 
     def scan(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection that can read the warehouse's files."""
-        con = duckdb.connect(":memory:", config=duckdb_settings())
+        con = duckdb.connect(":memory:", config=self.duckdb_config)
         if self.remote:
             # DuckDB reads object storage through the same fsspec filesystem as the writers.
             con.register_filesystem(self.root.fs)

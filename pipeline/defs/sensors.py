@@ -1,0 +1,104 @@
+"""The sensors: new raw files start an ingest; a successful ingest starts every system's stale months.
+
+Both receive the code location's resource, so they see the settings the code location resolved.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from dagster import (
+    DagsterRunStatus, DefaultSensorStatus, RunRequest, SensorDefinition, SensorEvaluationContext, SkipReason,
+    run_status_sensor, sensor,
+)
+
+from pipeline.core.feed_spec import FEEDS, FILE_EXTENSIONS
+from pipeline.core.months import Month
+from pipeline.defs.jobs import Jobs, rating_job_name
+from pipeline.defs.resources import DiprankResource
+from pipeline.defs.tags import THROUGH_TAG, range_tags
+from pipeline.ingest.staging import delivery_files
+from pipeline.rating.inputs import last_data_month
+from pipeline.rating.planning import plan_all
+from pipeline.settings import Settings
+from pipeline.warehouse.store import Warehouse
+
+NEW_RAW_FILES = "new_raw_files"
+RATE_AFTER_INGEST = "rate_after_ingest"
+
+
+def raw_folder_signature(raw_dir: Path) -> str:
+    """A hash of every delivery file's path, size and modification time."""
+    entries = []
+    for feed in FEEDS.values():
+        for path in delivery_files(raw_dir, feed):
+            if path.suffix.lower() in FILE_EXTENSIONS:
+                stat = path.stat()
+                entries.append([path.relative_to(raw_dir).as_posix(), stat.st_size, stat.st_mtime_ns])
+    return hashlib.sha256(json.dumps(entries).encode()).hexdigest()
+
+
+def new_files_request(raw_dir: Path, cursor: str | None) -> tuple[RunRequest | SkipReason, str | None]:
+    """An ingest run when the raw folder's files differ from the cursor's, and the new cursor."""
+    if not raw_dir.is_dir():
+        return SkipReason(f"raw folder {raw_dir} does not exist"), cursor
+    signature = raw_folder_signature(raw_dir)
+    if signature == cursor:
+        return SkipReason("no new or changed files"), cursor
+    return RunRequest(run_key=f"files-{signature[:16]}"), signature
+
+
+def rating_requests(warehouse: Warehouse, settings: Settings, through: Month | None, key: str) -> list[RunRequest]:
+    """One range run per system that has missing or stale months, up to `through` (or the data's end)."""
+    requests = []
+    for plan in plan_all(warehouse, settings, None, through):
+        if plan.first is None:
+            continue
+        requests.append(RunRequest(
+            run_key=f"{key}-{plan.system}-{plan.first}-{plan.last}",
+            job_name=rating_job_name(plan.system),
+            tags=range_tags(plan.first.partition_key, plan.last.partition_key),
+        ))
+    return requests
+
+
+def requests_after_ingest(settings: Settings, through_tag: str | None, run_id: str) -> list[RunRequest]:
+    """The rating runs after an ingest: through the schedule's month (or further, if data reaches
+    further), else through the data's last month."""
+    warehouse = Warehouse.of(settings)
+    through = Month.parse(through_tag) if through_tag else None
+    if through is not None:
+        data_end = last_data_month(warehouse)
+        through = max(through, data_end) if data_end else through
+    return rating_requests(warehouse, settings, through, run_id)
+
+
+def build_sensors(jobs: Jobs) -> list[SensorDefinition]:
+    @sensor(
+        name=NEW_RAW_FILES,
+        job=jobs.ingest,
+        minimum_interval_seconds=60,
+        default_status=DefaultSensorStatus.RUNNING,
+        description="Starts ingestion when files in the raw folder are added or changed; rate_after_ingest follows.",
+    )
+    def new_raw_files(context: SensorEvaluationContext, diprank: DiprankResource):
+        result, cursor = new_files_request(diprank.settings().raw_path, context.cursor)
+        if cursor != context.cursor:
+            context.update_cursor(cursor)
+        return result
+
+    @run_status_sensor(
+        name=RATE_AFTER_INGEST,
+        run_status=DagsterRunStatus.SUCCESS,
+        monitored_jobs=[jobs.ingest],
+        request_jobs=list(jobs.rating.values()),
+        default_status=DefaultSensorStatus.RUNNING,
+        description="After a successful ingest, computes each system from its first stale month to the end.",
+    )
+    def rate_after_ingest(context, diprank: DiprankResource):
+        requests = requests_after_ingest(diprank.settings(), context.dagster_run.tags.get(THROUGH_TAG),
+                                         context.dagster_run.run_id)
+        return requests or SkipReason("every system is up to date")
+
+    return [new_raw_files, rate_after_ingest]
