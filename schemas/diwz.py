@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime
 
-import pandera.ibis as pa
+import pandera.ibis as pdi
 from pandera.ibis import Field
 
 from schemas.outputs import HistoryBase, RankingsBase
@@ -22,13 +22,13 @@ class DiWZRankings(RankingsBase):
         description="finished_on of the game of the latest evaluation; null if none in the data (1600-0 or an initial list entry).",
     )
 
-    @pa.check("rating", name="whole_number")
+    @pdi.check("rating", name="whole_number")
     @classmethod
     def rating_is_whole(cls, data):
         """A DiWZ is always rounded to an integer."""
         return data.table[data.key] == data.table[data.key].floor()
 
-    @pa.dataframe_check(name="display_matches_rating")
+    @pdi.dataframe_check(name="display_matches_rating")
     @classmethod
     def display_matches_rating(cls, data):
         """display is exactly rating-evaluations."""
@@ -58,34 +58,34 @@ class DiWZHistory(HistoryBase):
         description="The player's evaluation count after the game; null while the player has no rating.",
     )
 
-    @pa.check("rating_before", "rating_after", name="whole_number")
+    @pdi.check("rating_before", "rating_after", name="whole_number")
     @classmethod
     def rating_is_whole(cls, data):
         """Ratings before and after are integers."""
         return data.table[data.key] == data.table[data.key].floor()
 
-    @pa.dataframe_check(name="score_within_opponents")
+    @pdi.dataframe_check(name="score_within_opponents")
     @classmethod
     def score_within_opponents(cls, data):
         """P lies between 0 and n."""
         t = data.table
         return t.score <= t.opponents.cast("float64")
 
-    @pa.dataframe_check(name="performance_iff_evaluated")
+    @pdi.dataframe_check(name="performance_iff_evaluated")
     @classmethod
     def performance_iff_evaluated(cls, data):
         """TE is given exactly on the rows that set a new rating."""
         t = data.table
         return t.performance.isnull() == t.rating_after.isnull()
 
-    @pa.dataframe_check(name="pooled_only_on_evaluations")
+    @pdi.dataframe_check(name="pooled_only_on_evaluations")
     @classmethod
     def pooled_only_on_evaluations(cls, data):
         """Only an evaluation can pool earlier results."""
         t = data.table
         return ~t.pooled | t.rating_after.notnull()
 
-    @pa.dataframe_check(name="evaluation_needs_three_results")
+    @pdi.dataframe_check(name="evaluation_needs_three_results")
     @classmethod
     def evaluation_needs_three_results(cls, data):
         """A rating is only ever computed from at least three results (rule 2.5)."""

@@ -1,7 +1,7 @@
 """The event_results feed (SPEC §2): placements of players in events."""
 from __future__ import annotations
 
-import pandera.ibis as pa
+import pandera.ibis as pdi
 from pandera.ibis import Field
 
 from schemas.feed_common import (
@@ -26,16 +26,16 @@ class EventResultsFeed(delivered_rows(tuple(REQUIRED))):
     event_status: str = Field(alias="_event_status", description="valid, rejected or unknown.")
     event_num_players: int = Field(alias="_event_num_players", nullable=True, description="The event's field size.")
 
-    @pa.dataframe_check(name=UNKNOWN_EVENT)
+    @pdi.dataframe_check(name=UNKNOWN_EVENT)
     def event_exists(cls, data):
         t = data.table
         return rowwise(t.event_id.isnull() | (t._event_status != "unknown"))
 
-    @pa.dataframe_check(name=EVENT_REJECTED)
+    @pdi.dataframe_check(name=EVENT_REJECTED)
     def event_valid(cls, data):
         return rowwise(data.table._event_status != "rejected")
 
-    @pa.dataframe_check(name=PLACEMENT_OUT_OF_RANGE)
+    @pdi.dataframe_check(name=PLACEMENT_OUT_OF_RANGE)
     def placement_in_field(cls, data):
         t = data.table
         inside = (t.placement >= 1) & (t.placement <= t._event_num_players.fill_null(t.placement))

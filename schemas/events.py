@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime
 
-import pandera.ibis as pa
+import pandera.ibis as pdi
 from pandera.ibis import Field
 
 from schemas.feed_common import (
@@ -32,29 +32,29 @@ class EventsFeed(delivered_rows(tuple(REQUIRED))):
     is_world_championship: bool = Field(nullable=True, description="World Championship (tournament value 20).")
     result_count: int = Field(alias="_result_count", description="Delivered result rows for the event.")
 
-    @pa.dataframe_check(name=END_BEFORE_START)
+    @pdi.dataframe_check(name=END_BEFORE_START)
     def ends_after_start(cls, data):
         t = data.table
         return rowwise((t.end_date >= t.start_date).fill_null(True))
 
-    @pa.dataframe_check(name=BAD_ROUNDS)
+    @pdi.dataframe_check(name=BAD_ROUNDS)
     def rounds_positive(cls, data):
         return rowwise((data.table.rounds >= 1).fill_null(True))
 
-    @pa.dataframe_check(name=BAD_FIELD_SIZE)
+    @pdi.dataframe_check(name=BAD_FIELD_SIZE)
     def field_of_two(cls, data):
         return rowwise((data.table.num_players >= 2).fill_null(True))
 
-    @pa.dataframe_check(name=DATE_IN_FUTURE)
+    @pdi.dataframe_check(name=DATE_IN_FUTURE)
     def not_future(cls, data):
         t = data.table
         return rowwise(date_not_future(t.start_date) & date_not_future(t.end_date))
 
-    @pa.dataframe_check(name=DATE_BEFORE_1954)
+    @pdi.dataframe_check(name=DATE_BEFORE_1954)
     def not_ancient(cls, data):
         t = data.table
         return rowwise(date_not_ancient(t.start_date) & date_not_ancient(t.end_date))
 
-    @pa.dataframe_check(name=NO_RESULTS)
+    @pdi.dataframe_check(name=NO_RESULTS)
     def has_results(cls, data):
         return rowwise(data.table._result_count > 0)

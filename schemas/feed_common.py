@@ -5,7 +5,7 @@ import datetime as dt
 import os
 
 import ibis
-import pandera.ibis as pa
+import pandera.ibis as pdi
 from pandera.ibis import DataFrameModel, Field
 
 # Reason codes shared by all feeds (the check names double as quarantine reason codes).
@@ -75,19 +75,19 @@ def delivered_rows(required: tuple[str, ...]) -> type[DeliveredRow]:
     """
 
     class SharedChecks(DeliveredRow):
-        @pa.dataframe_check(name=BAD_TYPE)
+        @pdi.dataframe_check(name=BAD_TYPE)
         def values_convert(cls, data):
             return rowwise(data.table._cast_errors.isnull())
 
-        @pa.dataframe_check(name=TEXT_TOO_LONG)
+        @pdi.dataframe_check(name=TEXT_TOO_LONG)
         def text_fits(cls, data):
             return rowwise(~data.table._too_long)
 
-        @pa.dataframe_check(name=MISSING_VALUE)
+        @pdi.dataframe_check(name=MISSING_VALUE)
         def required_present(cls, data):
             return rowwise(all_present(data.table, list(required)))
 
-        @pa.dataframe_check(name=DUPLICATE_KEY)
+        @pdi.dataframe_check(name=DUPLICATE_KEY)
         def key_once_per_file(cls, data):
             return rowwise(~data.table._duplicate_in_file)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime
 
-import pandera.ibis as pa
+import pandera.ibis as pdi
 from pandera.ibis import Field
 
 from schemas.feed_common import (
@@ -57,79 +57,79 @@ class GamesFeed(delivered_rows(tuple(REQUIRED))):
     fields_agree: bool = Field(alias="_fields_agree", nullable=True, description="variant, supply_centres, finished_on and rated agree.")
     player_conflict: bool = Field(alias="_player_conflict", description="A player id is on two powers (as holder or original).")
 
-    @pa.dataframe_check(name=UNKNOWN_RESULT)
+    @pdi.dataframe_check(name=UNKNOWN_RESULT)
     def result_known(cls, data):
         return rowwise(data.table.result.isnull() | data.table.result.isin(RESULTS))
 
-    @pa.dataframe_check(name=BAD_SUPPLY_CENTRES)
+    @pdi.dataframe_check(name=BAD_SUPPLY_CENTRES)
     def supply_centres_positive(cls, data):
         return rowwise(data.table.supply_centres.isnull() | (data.table.supply_centres >= 1))
 
-    @pa.dataframe_check(name=CENTRES_OUT_OF_RANGE)
+    @pdi.dataframe_check(name=CENTRES_OUT_OF_RANGE)
     def centres_in_range(cls, data):
         t = data.table
         return rowwise(t.centres.isnull() | ((t.centres >= 0) & (t.centres <= t.supply_centres.fill_null(34))))
 
-    @pa.dataframe_check(name=DATE_IN_FUTURE)
+    @pdi.dataframe_check(name=DATE_IN_FUTURE)
     def finished_not_future(cls, data):
         return rowwise(date_not_future(data.table.finished_on))
 
-    @pa.dataframe_check(name=DATE_BEFORE_1954)
+    @pdi.dataframe_check(name=DATE_BEFORE_1954)
     def finished_not_ancient(cls, data):
         return rowwise(date_not_ancient(data.table.finished_on))
 
-    @pa.dataframe_check(name=ELIMINATED_WITH_CENTRES)
+    @pdi.dataframe_check(name=ELIMINATED_WITH_CENTRES)
     def eliminated_hold_nothing(cls, data):
         t = data.table
         return rowwise((t.result != "eliminated").fill_null(True) | (t.centres == 0).fill_null(True))
 
-    @pa.dataframe_check(name=ACTIVE_WITHOUT_CENTRES)
+    @pdi.dataframe_check(name=ACTIVE_WITHOUT_CENTRES)
     def active_hold_something(cls, data):
         t = data.table
         active = t.result.isin(("solo", "draw", "survived")).fill_null(False)
         return rowwise(~active | (t.centres >= 1).fill_null(True))
 
-    @pa.dataframe_check(name=ELIMINATED_WITHOUT_YEAR)
+    @pdi.dataframe_check(name=ELIMINATED_WITHOUT_YEAR)
     def eliminated_have_year(cls, data):
         t = data.table
         return rowwise((t.result != "eliminated").fill_null(True) | t.eliminated_year.notnull())
 
-    @pa.dataframe_check(name=YEAR_WITHOUT_ELIMINATION)
+    @pdi.dataframe_check(name=YEAR_WITHOUT_ELIMINATION)
     def year_only_when_eliminated(cls, data):
         t = data.table
         return rowwise((t.result == "eliminated").fill_null(False) | t.eliminated_year.isnull())
 
-    @pa.dataframe_check(name=YEAR_OUT_OF_RANGE)
+    @pdi.dataframe_check(name=YEAR_OUT_OF_RANGE)
     def year_in_range(cls, data):
         y = data.table.eliminated_year
         return rowwise(y.isnull() | ((y >= FIRST_GAME_YEAR) & (y <= LAST_GAME_YEAR)))
 
-    @pa.dataframe_check(name=DENY_WITHOUT_ORIGINAL)
+    @pdi.dataframe_check(name=DENY_WITHOUT_ORIGINAL)
     def deny_names_original(cls, data):
         t = data.table
         return rowwise(~t.replacement_denies.fill_null(False) | t.original_player_id.notnull())
 
-    @pa.dataframe_check(name=TOO_FEW_POWERS)
+    @pdi.dataframe_check(name=TOO_FEW_POWERS)
     def at_least_two_powers(cls, data):
         t = data.table
         return rowwise(t.game_id.isnull() | (t._powers >= 2))
 
-    @pa.dataframe_check(name=GAME_FIELDS_DIFFER)
+    @pdi.dataframe_check(name=GAME_FIELDS_DIFFER)
     def game_fields_agree(cls, data):
         t = data.table
         return rowwise(t.game_id.isnull() | t._fields_agree)
 
-    @pa.dataframe_check(name=NO_SINGLE_WINNER)
+    @pdi.dataframe_check(name=NO_SINGLE_WINNER)
     def one_solo_or_a_draw(cls, data):
         t = data.table
         return rowwise(t.game_id.isnull() | ((t._solos == 1) & (t._draws == 0)) | ((t._solos == 0) & (t._draws >= 2)))
 
-    @pa.dataframe_check(name=CENTRES_OVER_TOTAL)
+    @pdi.dataframe_check(name=CENTRES_OVER_TOTAL)
     def centres_fit_map(cls, data):
         t = data.table
         return rowwise(t.game_id.isnull() | (t._centre_total <= t.supply_centres.fill_null(34)))
 
-    @pa.dataframe_check(name=PLAYER_ON_TWO_POWERS)
+    @pdi.dataframe_check(name=PLAYER_ON_TWO_POWERS)
     def player_holds_one_power(cls, data):
         t = data.table
         return rowwise(t.game_id.isnull() | ~t._player_conflict)

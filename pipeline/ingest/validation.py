@@ -7,7 +7,7 @@ import duckdb
 import ibis
 import pandera.ibis as pdi
 
-from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, PLAYERS, Feed
+from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, GAMES, PLAYERS, Feed
 from pipeline.ingest.staging import FileProblem, typed_table
 from pipeline.warehouse.sql import quote_ident
 from schemas.event_results import EventResultsFeed
@@ -251,10 +251,6 @@ def feed_counts(con: duckdb.DuckDBPyConnection, feed: Feed, files: list[str]) ->
         ).fetchall()
     )
     return counts
-
-
-__all__ = ["FEEDS", "FeedCounts", "validate_feed", "feed_counts", "record_corrections",
-           "record_file_problems", "ensure_report_tables"]
 
 
 def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed):
