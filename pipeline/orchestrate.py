@@ -12,7 +12,7 @@ import multiprocessing
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -33,6 +33,35 @@ from pipeline.warehouse.store import Warehouse, read_parquet
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
+@dataclass(frozen=True)
+class FailedCheck:
+    """An asset check that failed in a run, with what it found."""
+
+    asset: str
+    check: str
+    failures: int | None
+    examples: list
+
+
+# Reported by the quarantine listing itself, which the summary prints whole.
+CHECKS_REPORTED_ELSEWHERE = {"nothing_quarantined"}
+
+
+def failed_checks(result) -> list[FailedCheck]:
+    """The run's failed asset checks, in the order they were evaluated."""
+    failed = []
+    for evaluation in result.get_asset_check_evaluations():
+        if evaluation.passed or evaluation.check_name in CHECKS_REPORTED_ELSEWHERE:
+            continue
+        metadata = evaluation.metadata
+        failures = metadata.get("failures")
+        examples = metadata.get("examples")
+        failed.append(FailedCheck(evaluation.asset_key.to_user_string(), evaluation.check_name,
+                                  failures.value if failures is not None else None,
+                                  list(examples.value) if examples is not None else []))
+    return failed
+
+
 @dataclass
 class SystemRun:
     """One system's range run: its months, its time, and why it failed if it did."""
@@ -45,6 +74,7 @@ class SystemRun:
     note: str = ""
     compute_seconds: float | None = None  # the asset's own work, without Dagster's run start and bookkeeping
     failure: str = ""
+    failed_checks: list[FailedCheck] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -65,6 +95,7 @@ class IngestOutcome:
     counts: list[FeedCounts] | None = None
     quarantined: int = 0
     examples: list[QuarantineEntry] | None = None
+    failed_checks: list[FailedCheck] = field(default_factory=list)
 
     @property
     def any_valid_results(self) -> bool:
@@ -106,7 +137,8 @@ def ingest(settings: Settings, example_limit: int) -> IngestOutcome:
         return IngestOutcome(failure=failure_message(result))
     warehouse = Warehouse.of(settings)
     quarantined, examples = quarantine_entries(warehouse, example_limit)
-    return IngestOutcome(counts=feed_balance(warehouse), quarantined=quarantined, examples=examples)
+    return IngestOutcome(counts=feed_balance(warehouse), quarantined=quarantined, examples=examples,
+                         failed_checks=failed_checks(result))
 
 
 def rate_system(plan: Plan, settings: Settings) -> SystemRun:
@@ -122,6 +154,7 @@ def rate_system(plan: Plan, settings: Settings) -> SystemRun:
     done = result.asset_materializations_for_node(f"{plan.system}_rankings")
     compute = done[-1].metadata.get("seconds") if done else None
     run.compute_seconds = compute.value if compute is not None else None
+    run.failed_checks = failed_checks(result)
     return run
 
 

@@ -129,3 +129,29 @@ def test_second_run_on_the_same_warehouse_refuses(tmp_path):
         holder.wait()
     code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(store.root), "--quiet")
     assert code == 0, out + err
+
+
+def test_a_failed_output_check_is_listed_and_fails_strict(tmp_path, monkeypatch):
+    """A failed asset check reaches the summary with its examples; --strict exits 1 on it."""
+    from pipeline.rating import writer
+    from pipeline.rating.checks import RANKS_CONTIGUOUS, CheckOutcome, check_tables
+
+    def ranks_broken(system, rankings, history):
+        return [CheckOutcome(o.name, False, 2, "", [{"player_id": "p-odd", "rank": 3}])
+                if o.name == RANKS_CONTIGUOUS else o for o in check_tables(system, rankings, history)]
+
+    monkeypatch.setattr(writer, "check_tables", ranks_broken)
+    monkeypatch.setenv("DIPRANK_SYSTEMS_AT_ONCE", "1")  # rated in this process, where the patch is
+    raw = make_raw(tmp_path / "raw", games=GOOD_GAME)
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--systems", "club")
+    assert code == 0, out + err
+    assert "1 failed check:" in out
+    line = next(l for l in out.splitlines() if RANKS_CONTIGUOUS in l)
+    assert "club_rankings" in line and "(2 found)" in line and "p-odd" in line
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w2"), "--systems", "club",
+                             "--strict")
+    assert code == 1 and "strict mode: 1 failed check" in out, out + err
+    monkeypatch.setattr(writer, "check_tables", check_tables)
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w3"), "--systems", "club",
+                             "--strict")
+    assert code == 0 and "failed check" not in out, out + err

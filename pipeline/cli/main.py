@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"output folder or s3:// URL (default ${ENV_WAREHOUSE_DIR} or {defaults.warehouse_dir})")
     run.add_argument("--from", dest="first", type=month_argument, help="first month to compute (default: each system's first month with data)")
     run.add_argument("--to", dest="last", type=month_argument, help="last month to compute (default: the latest month with data in any feed)")
-    run.add_argument("--strict", action="store_true", help="fail the run if anything is quarantined")
+    run.add_argument("--strict", action="store_true", help="fail the run if anything is quarantined or a check fails")
     run.add_argument("--systems", help="comma-separated systems to compute (default: all)")
     run.add_argument("--wait", action="store_true", help="wait for another run on the same warehouse instead of refusing")
     run.add_argument("--quiet", action="store_true", help="print only the summary")
@@ -190,7 +190,14 @@ def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: 
             rows = orchestrate.top_rows(warehouse, plan.system, shown, TOP_N)
             print(f"\n  {plan.system} top {TOP_N} as of {shown.last_day}:")
             print("\n".join(top_line(r) for r in rows) or "    (no one listed)")
+    checks = ingest.failed_checks + [c for run in runs.values() for c in run.failed_checks]
+    if checks:
+        print(f"\n{plural(len(checks), 'failed check', 'failed checks')}:")
+        print("\n".join(failed_check_line(c) for c in checks))
     print(f"\ndone in {time.perf_counter() - started:.1f} s; DuckDB: {warehouse.duckdb_path}")
+    if strict and checks:
+        print(f"diprank: strict mode: {plural(len(checks), 'failed check', 'failed checks')} (listed above).")
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -210,6 +217,12 @@ def feed_balance_text(counts) -> str:
 def quarantine_line(entry) -> str:
     where = f"{entry.source_file}:{entry.source_line}" if entry.source_line is not None else f"{entry.source_file} (whole file)"
     return f"  {entry.feed:<13} {entry.reason:<28} {where}  {entry.record_key}  {entry.detail[:100]}"
+
+
+def failed_check_line(check, examples: int = 3) -> str:
+    found = f" ({check.failures:,} found)" if check.failures is not None else ""
+    shown = "; ".join(str(e) for e in check.examples[:examples])
+    return f"  {check.asset:<16} {check.check:<28}{found}" + (f"  e.g. {shown[:160]}" if shown else "")
 
 
 def top_line(row: dict) -> str:
