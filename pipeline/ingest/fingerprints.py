@@ -48,11 +48,7 @@ def month_fingerprints(warehouse: Warehouse, feed: str) -> dict[Month, str]:
     path = fingerprints_path(warehouse, feed)
     if not path.exists():
         return {}
-    con = warehouse.scan()
-    try:
-        rows = con.execute("SELECT year, month, rows, hash FROM read_parquet(?)", [file_location(path)]).fetchall()
-    finally:
-        con.close()
+    rows = warehouse.query("SELECT year, month, rows, hash FROM read_parquet(?)", [file_location(path)])
     return {Month(int(y), int(m)): f"{n}:{h}" for y, m, n, h in rows}
 
 
@@ -60,11 +56,7 @@ def registry_fingerprint(warehouse: Warehouse) -> str:
     path = warehouse.validated("players")
     if not path.exists():
         return "none"
-    con = warehouse.scan()
-    try:
-        n, h = con.execute(REGISTRY_SQL, [file_location(path)]).fetchall()[0]
-    finally:
-        con.close()
+    (n, h), = warehouse.query(REGISTRY_SQL, [file_location(path)])
     return f"{n}:{h}"
 
 

@@ -69,11 +69,7 @@ def read_registry(warehouse: Warehouse) -> dict[str, PlayerInfo]:
     path = warehouse.validated("players")
     if not path.exists():
         return {}
-    con = warehouse.scan()
-    try:
-        rows = con.execute("SELECT player_id, name, country FROM read_parquet(?)", [file_location(path)]).fetchall()
-    finally:
-        con.close()
+    rows = warehouse.query("SELECT player_id, name, country FROM read_parquet(?)", [file_location(path)])
     return {pid: PlayerInfo(name, country) for pid, name, country in rows}
 
 

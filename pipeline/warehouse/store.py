@@ -162,6 +162,14 @@ class Warehouse:
             con.register_filesystem(self.root.fs)
         return con
 
+    def query(self, sql: str, parameters: list) -> list[tuple]:
+        """The rows of one query over the warehouse's files, on a connection of its own."""
+        con = self.scan()
+        try:
+            return con.execute(sql, parameters).fetchall()
+        finally:
+            con.close()
+
     def validated(self, feed: str) -> Path:
         return self.root / "validated" / f"{feed}.parquet"
 
