@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from dagster import Definitions, JobDefinition, definitions
 
+from assets.ranges import rating_ranges
 from assets.ratings import build_rating_assets
 from assets.raw_feeds import raw_feed_assets
 from assets.validated_feeds import validated_feed_assets
@@ -27,7 +28,7 @@ def build_definitions(settings: Settings) -> Definitions:
     partitions = monthly_partitions(settings.start_month)
     jobs = build_jobs(settings.warehouse_dir, partitions)
     return Definitions(
-        assets=[*raw_feed_assets, *validated_feed_assets, *build_rating_assets(partitions)],
+        assets=[*raw_feed_assets, *validated_feed_assets, rating_ranges, *build_rating_assets(partitions)],
         resources={"diprank": DiprankResource.from_settings(settings)},
         jobs=jobs.all(),
         schedules=build_schedules(jobs.ingest),

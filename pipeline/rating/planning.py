@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from pipeline.settings import Settings
 from pipeline.rating.inputs import feed_bounds
+from pipeline.rating.ranges import system_range
 from pipeline.core.months import Month
 from pipeline.rating.runner import first_stale_month
 from pipeline.warehouse.store import Warehouse
@@ -25,17 +26,17 @@ def plan_system(system: str, warehouse: Warehouse, settings: Settings, first: Mo
                 last: Month | None = None) -> Plan:
     """The range for one system: from `first` if given, else from the first month whose outputs are
     missing or stale (late or corrected data); up to `last`, else the latest month with data."""
-    bounds = feed_bounds(warehouse)
-    own = bounds[system_class(system).feed]
-    if own is None:
+    covered = system_range(feed_bounds(warehouse), system_class(system).feed)
+    if covered is None:
         return Plan(system, note="no data")
-    hi = last or max(b[1] for b in bounds.values() if b is not None)
+    data_first, data_last = covered
+    hi = last or data_last
     if first is None:
         stale = first_stale_month(build_system(system, settings), warehouse, config_key(system, settings), hi)
         if stale is None:
             return Plan(system, note="up to date (no new, late or corrected data)")
         first = stale
-    lo = max(first, own[0], settings.start_month)
+    lo = max(first, data_first, settings.start_month)
     if lo > hi:
         return Plan(system, note="no data in range")
     return Plan(system, lo, hi)

@@ -10,6 +10,7 @@ import pyarrow as pa
 from pipeline.rating.checks import CheckOutcome, merge_outcomes
 from pipeline.ingest.fingerprints import cumulative_fingerprints
 from pipeline.rating.inputs import feed_bounds, read_registry, read_results, split_by_month
+from pipeline.rating.ranges import system_range
 from pipeline.core.months import Month, month_range
 from pipeline.rating.writer import (
     Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
@@ -66,12 +67,12 @@ def resume_point(warehouse: Warehouse, system: RatingSystem, first: Month, data_
 def first_stale_month(system: RatingSystem, warehouse: Warehouse, config_key: str,
                       last: Month | None = None) -> Month | None:
     """The earliest month whose outputs are missing or were computed from other inputs; None if current."""
-    bounds = feed_bounds(warehouse)
-    own = bounds[system.feed]
-    if own is None:
+    covered = system_range(feed_bounds(warehouse), system.feed)
+    if covered is None:
         return None
-    last = last or max(b[1] for b in bounds.values() if b is not None)
-    chain = cumulative_fingerprints(warehouse, system.feed, config_key, own[0], last)
+    data_first, data_last = covered
+    last = last or data_last
+    chain = cumulative_fingerprints(warehouse, system.feed, config_key, data_first, last)
     manifest = warehouse.load_manifest(system.name)
     for month, fingerprint in chain.items():
         if manifest.get(str(month)) != fingerprint or not warehouse.rankings(system.name, month).exists():
@@ -90,13 +91,11 @@ def run_system(
 ) -> RunResult:
     """Compute and write every month from `first` to `last` (defaults: the data's first and last month)."""
     started = time.perf_counter()
-    bounds = feed_bounds(warehouse)
-    own = bounds[system.feed]
-    if own is None:
+    covered = system_range(feed_bounds(warehouse), system.feed)
+    if covered is None:
         raise NothingToRate(f"{system.name}: no valid {system.feed} to rate")
-    data_first = own[0]
-    ends = [b[1] for b in bounds.values() if b is not None]
-    last = last or max(ends)
+    data_first, data_last = covered
+    last = last or data_last
     first = max(first or data_first, data_first)
     result = RunResult(system.name)
     if first > last:
@@ -145,5 +144,14 @@ def run_system(
             pending, checkpoints, buffered = [], [], 0
         result.months.append(month)
         result.last_table = rankings
+    remove_superseded_checkpoints(warehouse, system.name, last)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def remove_superseded_checkpoints(warehouse: Warehouse, system: str, last: Month) -> None:
+    """Keep the checkpoints a run from scratch leaves: each December's and the last month's.
+    An earlier run's last month, when it was no December, is superseded by this run's."""
+    for month in warehouse.checkpoint_months(system):
+        if month < last and month.month != 12:
+            warehouse.checkpoint(system, month).unlink(missing_ok=True)

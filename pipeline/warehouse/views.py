@@ -10,7 +10,8 @@ OUTPUT_KINDS = ("rankings", "history", "awards")
 
 
 def refresh_views(con: duckdb.DuckDBPyConnection, warehouse: Warehouse) -> list[str]:
-    """(Re)create `<kind>_<system>` views for every output folder that has files; returns their names."""
+    """(Re)create `<kind>_<system>` views for every output folder that has files, drop the others;
+    returns their names."""
     created = []
     for kind in OUTPUT_KINDS:
         base = warehouse.root / kind
@@ -26,4 +27,8 @@ def refresh_views(con: duckdb.DuckDBPyConnection, warehouse: Warehouse) -> list[
                 f"SELECT * FROM read_parquet({quote_literal(pattern)}, hive_partitioning = true)"
             )
             created.append(name)
+    # A view whose files are all gone (every month of a system left its range) goes too.
+    for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall():
+        if name.startswith(tuple(f"{kind}_" for kind in OUTPUT_KINDS)) and name not in created:
+            con.execute(f"DROP VIEW {quote_ident(name)}")
     return created

@@ -1,0 +1,80 @@
+"""Each system's range of months, and removing the outputs of months that have left it.
+
+A system's range runs from the first month with valid data in its own feed to the latest month
+with valid data in any feed: exactly the months a run from scratch writes. When deliveries
+change (a game moved to another month, the last month corrected away, a first game moved later),
+the months that leave the range lose their outputs here, so the warehouse keeps equal to a run
+from scratch on the same raw folder.
+"""
+from __future__ import annotations
+
+from pipeline.core.months import Month
+from pipeline.rating.inputs import feed_bounds
+from pipeline.warehouse.store import Warehouse, is_local
+
+MonthRange = tuple[Month, Month]
+
+
+def system_range(bounds: dict[str, MonthRange | None], feed: str) -> MonthRange | None:
+    """The months a system with this feed covers, given each feed's first and last month with data."""
+    own = bounds[feed]
+    if own is None:
+        return None
+    return own[0], max(b[1] for b in bounds.values() if b is not None)
+
+
+def system_ranges(warehouse: Warehouse, feeds: dict[str, str]) -> dict[str, MonthRange | None]:
+    """The range of every system (name -> feed) from the warehouse's validated feeds."""
+    bounds = feed_bounds(warehouse)
+    return {system: system_range(bounds, feed) for system, feed in feeds.items()}
+
+
+def output_kinds(extras: tuple[str, ...]) -> tuple[str, ...]:
+    return ("rankings", "history", *extras)
+
+
+def months_on_disk(warehouse: Warehouse, system: str, extras: tuple[str, ...]) -> set[Month]:
+    """Every month a system has anything of: an output file, a checkpoint, a manifest entry."""
+    months = set(warehouse.checkpoint_months(system))
+    months.update(Month.parse(key) for key in warehouse.load_manifest(system))
+    for kind in output_kinds(extras):
+        months.update(warehouse.written_months(kind, system))
+    return months
+
+
+def months_outside(warehouse: Warehouse, system: str, extras: tuple[str, ...],
+                   covered: MonthRange | None) -> list[Month]:
+    """The months a system has something of that lie outside its range, oldest first."""
+    on_disk = months_on_disk(warehouse, system, extras)
+    if covered is None:
+        return sorted(on_disk)
+    first, last = covered
+    return sorted(m for m in on_disk if m < first or m > last)
+
+
+def remove_months(warehouse: Warehouse, system: str, extras: tuple[str, ...], months: list[Month]) -> None:
+    """Delete a system's outputs, checkpoints and manifest entries of these months.
+
+    The manifest goes first: a crash half-way leaves files that no manifest entry vouches for,
+    which the next run treats as missing or removes again, never as current."""
+    if not months:
+        return
+    manifest = warehouse.load_manifest(system)
+    kept = {key: value for key, value in manifest.items() if Month.parse(key) not in set(months)}
+    if kept != manifest:
+        warehouse.save_manifest(system, kept)
+    for month in months:
+        for kind in output_kinds(extras):
+            _remove_file(warehouse.output(kind, system, month))
+        _remove_file(warehouse.checkpoint(system, month))
+
+
+def _remove_file(path) -> None:
+    if not path.exists():
+        return
+    path.unlink()
+    if is_local(path):
+        # Empty month and year folders go too: a run from scratch has none.
+        for folder in (path.parent, path.parent.parent):
+            if folder.name.startswith(("year=", "month=")) and not any(folder.iterdir()):
+                folder.rmdir()
