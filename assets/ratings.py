@@ -105,6 +105,6 @@ def rating_metadata(result) -> dict:
     return metadata
 
 
-def build_rating_assets(partitions_def: PartitionsDefinition) -> list[AssetsDefinition]:
-    """The monthly asset of every registered system."""
-    return [build_rating_asset(name, partitions_def) for name in SYSTEM_NAMES]
+def build_rating_assets(partitions: dict[str, PartitionsDefinition]) -> list[AssetsDefinition]:
+    """The monthly asset of every registered system, with its partitions."""
+    return [build_rating_asset(name, partitions[name]) for name in SYSTEM_NAMES]

@@ -27,7 +27,8 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
         description=(
             f"Every delivery under `<raw>/{feed.name}/` (CSV, Parquet, JSON Lines) read by DuckDB in "
             "lexicographic order, typed, with source file and line. Later deliveries of a key replace "
-            "earlier ones; unreadable files are quarantined whole."
+            "earlier ones; unreadable files are quarantined whole; what the folder holds but is not read "
+            "(links that cannot be followed, named pipes, repeated or unknown columns) is listed as skipped."
         ),
     )
     def _raw(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
@@ -40,8 +41,8 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
         for problem in report.problems:
             where = f"{problem.source_file}:{problem.source_line}" if problem.source_line else problem.source_file
             context.log.warning(f"{feed.name}: {problem.reason} in {where}: {problem.detail}")
-        for notice in report.notices:
-            context.log.info(notice)
+        for entry in report.skipped:
+            context.log.info(f"{feed.name}: skipped {entry.path}: {entry.reason}")
         for key, old_file, old_line, new_file, new_line, changed in corrections:
             verb = "corrected" if changed else "re-delivered unchanged"
             context.log.info(f"{feed.name} {key} {verb}: {old_file}:{old_line} replaced by {new_file}:{new_line}")
@@ -53,6 +54,9 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
                 "files_rejected": len({p.source_file for p in report.problems if p.source_line is None}),
                 "problems": MetadataValue.md(
                     "\n".join(f"- `{p.source_file}` {p.reason}: {p.detail}" for p in report.problems) or "none"
+                ),
+                "skipped": MetadataValue.md(
+                    "\n".join(f"- `{e.path}` {e.reason}" for e in report.skipped) or "none"
                 ),
             }
         )

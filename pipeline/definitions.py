@@ -16,30 +16,34 @@ from assets.raw_feeds import raw_feed_assets
 from assets.validated_feeds import validated_feed_assets
 from pipeline.defs.executors import executor_for
 from pipeline.defs.jobs import build_jobs
-from pipeline.defs.partitions import monthly_partitions
+from pipeline.core.months import Month
+from pipeline.defs.partitions import first_partitions, rating_partitions
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.schedules import build_schedules
 from pipeline.defs.sensors import build_sensors
 from pipeline.settings import Settings
 
 
-def build_definitions(settings: Settings) -> Definitions:
-    """Every definition of the code location, for these settings."""
-    partitions = monthly_partitions(settings.start_month)
+def build_definitions(settings: Settings, first_months: dict[str, Month] | None = None) -> Definitions:
+    """Every definition of the code location, for these settings; each system's partitions start
+    at `first_months` (default: its first month with data in the warehouse now)."""
+    first_months = first_months or first_partitions(settings)
+    partitions = rating_partitions(first_months)
     jobs = build_jobs(settings.warehouse_dir, partitions)
     return Definitions(
         assets=[*raw_feed_assets, *validated_feed_assets, rating_ranges, *build_rating_assets(partitions)],
         resources={"diprank": DiprankResource.from_settings(settings)},
         jobs=jobs.all(),
         schedules=build_schedules(jobs.ingest),
-        sensors=build_sensors(jobs),
+        sensors=build_sensors(jobs, first_months),
         executor=executor_for(settings),
     )
 
 
 @lru_cache(maxsize=4)
-def _definitions_for(environment: tuple[tuple[str, str], ...]) -> Definitions:
-    return build_definitions(Settings.from_env(dict(environment)))
+def _definitions_for(environment: tuple[tuple[str, str], ...], first_months: tuple[tuple[str, str], ...]) -> Definitions:
+    return build_definitions(Settings.from_env(dict(environment)),
+                             {system: Month.parse(month) for system, month in first_months})
 
 
 @definitions
@@ -48,7 +52,9 @@ def defs() -> Definitions:
     return build_definitions(Settings.from_env())
 
 
-def job_definition(name: str, settings_environment: dict[str, str]) -> JobDefinition:
-    """A job by name, for the settings given as environment variables: the target of `diprank run`'s
-    reconstructable runs, so every process of a run (steps, workers) builds it with the CLI's settings."""
-    return _definitions_for(tuple(sorted(settings_environment.items()))).resolve_job_def(name)
+def job_definition(name: str, settings_environment: dict[str, str], first_months: dict[str, str]) -> JobDefinition:
+    """A job by name, for the settings given as environment variables and the systems' first
+    partitions: the target of `diprank run`'s reconstructable runs, so every process of a run
+    (steps, workers) builds the same job as the command."""
+    return _definitions_for(tuple(sorted(settings_environment.items())),
+                            tuple(sorted(first_months.items()))).resolve_job_def(name)

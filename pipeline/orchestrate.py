@@ -24,8 +24,10 @@ from pipeline.core.months import Month, month_range
 from pipeline.core.progress import PROGRESS_LOGGER, show_progress
 from pipeline.defs.instance import prepare_local_instance
 from pipeline.defs.jobs import INGEST_JOB, rating_job_name
+from pipeline.defs.partitions import first_partitions
 from pipeline.defs.tags import range_tags
-from pipeline.ingest.validation import QUARANTINE_TABLE, FeedCounts, feed_counts
+from pipeline.ingest.staging import SkippedEntry
+from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCounts, feed_counts
 from pipeline.rating.planning import Plan
 from pipeline.settings import Settings
 from pipeline.warehouse.store import Warehouse, read_parquet
@@ -96,6 +98,8 @@ class IngestOutcome:
     quarantined: int = 0
     examples: list[QuarantineEntry] | None = None
     failed_checks: list[FailedCheck] = field(default_factory=list)
+    skipped_total: int = 0  # entries of the raw folder the run did not read
+    skipped: list[SkippedEntry] = field(default_factory=list)  # the first of them, by path
 
     @property
     def any_valid_results(self) -> bool:
@@ -110,9 +114,11 @@ def dagster_instance(settings: Settings) -> DagsterInstance:
 def run_job(settings: Settings, name: str, tags: dict[str, str] | None = None):
     """Execute one job of the code location to completion; returns Dagster's result."""
     # Reconstructable, so that executors running steps in other processes load the same job there,
-    # built from these settings (they travel as the job's arguments).
+    # built from these settings and the systems' first partitions as of now (after ingest, for a
+    # rating job): they travel as the job's arguments.
+    first_months = {system: str(month) for system, month in first_partitions(settings).items()}
     job = build_reconstructable_job("pipeline.definitions", "job_definition",
-                                    reconstructable_args=(name, settings.environment()))
+                                    reconstructable_args=(name, settings.environment(), first_months))
     with dagster_instance(settings) as instance:
         return execute_job(job, instance=instance, run_config=QUIET_LOGS, tags=tags, raise_on_error=False)
 
@@ -131,14 +137,16 @@ def failure_message(result) -> str:
 
 
 def ingest(settings: Settings, example_limit: int) -> IngestOutcome:
-    """Stage and validate every delivery; the feed balance and the first quarantine entries."""
+    """Stage and validate every delivery; the feed balance, the first quarantine entries and the
+    first entries of the raw folder that were not read."""
     result = run_job(settings, INGEST_JOB)
     if not result.success:
         return IngestOutcome(failure=failure_message(result))
     warehouse = Warehouse.of(settings)
     quarantined, examples = quarantine_entries(warehouse, example_limit)
+    skipped_total, skipped = skipped_entries(warehouse, example_limit)
     return IngestOutcome(counts=feed_balance(warehouse), quarantined=quarantined, examples=examples,
-                         failed_checks=failed_checks(result))
+                         failed_checks=failed_checks(result), skipped_total=skipped_total, skipped=skipped)
 
 
 def rate_system(plan: Plan, settings: Settings) -> SystemRun:
@@ -214,6 +222,18 @@ def quarantine_entries(warehouse: Warehouse, limit: int) -> tuple[int, list[Quar
     finally:
         con.close()
     return total, [QuarantineEntry(*row) for row in rows]
+
+
+def skipped_entries(warehouse: Warehouse, limit: int) -> tuple[int, list[SkippedEntry]]:
+    """How many entries of the raw folder the last ingest did not read, and the first `limit` by path."""
+    con = duckdb.connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
+    try:
+        total = con.execute(f"SELECT count(*) FROM {SKIPPED_TABLE}").fetchall()[0][0]
+        rows = con.execute(
+            f"SELECT feed, path, reason FROM {SKIPPED_TABLE} ORDER BY path, reason LIMIT ?", [limit]).fetchall()
+    finally:
+        con.close()
+    return total, [SkippedEntry(*row) for row in rows]
 
 
 def top_rows(warehouse: Warehouse, system: str, month: Month, count: int) -> list[dict]:

@@ -10,6 +10,7 @@ from pipeline.definitions import build_definitions
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.sensors import rating_requests
 from pipeline.defs.tags import RANGE_END, RANGE_START, THROUGH_TAG
+from pipeline.core.months import Month
 from pipeline.settings import Settings
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.warehouse.store import Warehouse
@@ -68,7 +69,13 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
     ingest = materialize([*raw_feed_assets, *validated_feed_assets], instance=instance,
                          resources={"diprank": diprank}, tags={THROUGH_TAG: "2020-08"})
     assert ingest.success
-    requests = rating_requests(Warehouse(warehouse), diprank.settings(), None, "k")
+    requests, problems = rating_requests(Warehouse(warehouse), diprank.settings(), None, "k")
+    assert problems == []
+    # Partitions loaded when club's data started later than it does now: club waits for a reload.
+    late_start, problems = rating_requests(Warehouse(warehouse), diprank.settings(), None, "k",
+                                           {"club": Month(2020, 4)})
+    assert {r.job_name for r in late_start} == {"eagle_job", "diwz_job"}
+    assert len(problems) == 1 and "club" in problems[0] and "reload the code location" in problems[0]
     assert {r.job_name for r in requests} == {"club_job", "eagle_job", "diwz_job"}
     assert all((r.tags[RANGE_START], r.tags[RANGE_END]) == ("2020-03-01", "2020-06-01") for r in requests)
     # The run-status sensor itself, with the code location's resource: the schedule's month

@@ -65,10 +65,10 @@ def test_assets_report_their_checks(tmp_path):
     from assets.raw_feeds import raw_feed_assets
     from assets.ratings import build_rating_assets
     from assets.validated_feeds import validated_feed_assets
-    from pipeline.defs.partitions import monthly_partitions
+    from pipeline.defs.partitions import first_partitions, rating_partitions
     from pipeline.defs.resources import DiprankResource
 
-    rating_assets = build_rating_assets(monthly_partitions(settings.start_month))
+    rating_assets = build_rating_assets(rating_partitions(first_partitions(settings)))
     instance = DagsterInstance.ephemeral()
     resources = {"diprank": DiprankResource.from_settings(settings)}
     ingest = materialize([*raw_feed_assets, *validated_feed_assets], resources=resources, instance=instance)

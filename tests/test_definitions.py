@@ -11,10 +11,13 @@ from pipeline.settings import Settings, SettingsError
 from pipeline.systems.registry import SYSTEM_NAMES
 from tests.support import REPO, environment
 
-defs = build_definitions(Settings.from_env({}))
+@pytest.fixture(scope="module")
+def defs(tmp_path_factory):
+    """The code location on an empty warehouse of its own."""
+    return build_definitions(Settings.from_env({}, warehouse_dir=str(tmp_path_factory.mktemp("w"))))
 
 
-def asset_specs():
+def asset_specs(defs):
     return {spec.key: spec for spec in defs.resolve_all_asset_specs()}
 
 
@@ -30,8 +33,8 @@ def test_definitions_load_from_the_environment_when_the_code_location_loads(tmp_
     assert partitions.get_first_partition_key() == "2001-07-01"
 
 
-def test_assets_grouped_and_described():
-    specs = asset_specs()
+def test_assets_grouped_and_described(defs):
+    specs = asset_specs(defs)
     groups = {key.to_user_string(): spec.group_name for key, spec in specs.items()}
     for feed in ("games", "events", "event_results", "players"):
         assert groups[f"raw_{feed}"] == "feeds"
@@ -41,8 +44,8 @@ def test_assets_grouped_and_described():
     assert all(spec.description for spec in specs.values())
 
 
-def test_rating_assets_are_monthly_and_self_dependent():
-    specs = asset_specs()
+def test_rating_assets_are_monthly_and_self_dependent(defs):
+    specs = asset_specs(defs)
     for system in SYSTEM_NAMES:
         spec = specs[AssetKey(f"{system}_rankings")]
         assert isinstance(spec.partitions_def, MonthlyPartitionsDefinition)
@@ -72,10 +75,10 @@ def test_production_instance_limits_every_writer_tag():
     assert instance["storage"]["postgres"]["postgres_url"] == {"env": "DIPRANK_POSTGRES_URL"}
 
 
-def test_jobs_carry_their_writer_tags():
+def test_jobs_carry_their_writer_tags(defs):
     from pipeline.defs.tags import FEEDS_WRITER_TAG, WRITER_TAGS, system_writer_tag
 
-    location = Settings.from_env({}).warehouse_dir
+    location = defs.resources["diprank"].warehouse_dir
     assert defs.resolve_job_def("ingest").run_tags == {tag: location for tag in WRITER_TAGS}
     for system in SYSTEM_NAMES:
         tags = defs.resolve_job_def(f"{system}_job").run_tags
@@ -126,3 +129,9 @@ def test_no_module_reads_the_environment_at_import():
     readers = subprocess.run(["git", "grep", "-lE", r"os\.environ|os\.getenv", "--", "pipeline", "assets"],
                              cwd=REPO, capture_output=True, text=True).stdout.split()
     assert set(readers) <= {"pipeline/settings.py", "pipeline/cli/main.py"}, readers
+
+
+def test_ingest_job_removes_months_outside_the_ranges(defs):
+    ingest = defs.resolve_job_def("ingest")
+    assert "rating_ranges" in {node.name for node in ingest.graph.node_defs}
+    assert "club_rankings" not in {node.name for node in ingest.graph.node_defs}

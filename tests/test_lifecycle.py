@@ -98,3 +98,27 @@ def test_a_run_that_ends_earlier_leaves_the_checkpoints_of_a_run_from_scratch(tm
     run(raw, warehouse)
     assert not (warehouse / "state" / "club" / "2020-04.json").exists()
     assert_equals_a_run_from_scratch(raw, warehouse, tmp_path / "scratch")
+
+
+def test_no_missing_partition_before_the_last_materialized_month(tmp_path):
+    """The code location as the UI loads it after a run: each system's partitions start at its
+    first month with data, and every partition up to the last materialized one is materialized."""
+    from pipeline.definitions import build_definitions
+    from pipeline.settings import Settings
+    from tests.test_validation import GOOD_EVENT, GOOD_RESULTS
+
+    raw, warehouse = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", list(synthetic_games(12, 40, 15, dt.date(2019, 10, 1), dt.date(2020, 3, 31))))
+    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
+    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
+    run(raw, warehouse)
+    with environment(DIPRANK_WAREHOUSE_DIR=str(warehouse), DIPRANK_START_MONTH="1990-01"):
+        defs = build_definitions(Settings.from_env())
+    shown = materialized_months(warehouse)
+    for system in SYSTEM_NAMES:
+        partitions = defs.resolve_assets_def(f"{system}_rankings").partitions_def
+        written = Warehouse(warehouse).written_months("rankings", system)
+        assert partitions.get_first_partition_key() == written[0].partition_key, system
+        keys = partitions.get_partition_keys()
+        up_to_last = keys[: keys.index(written[-1].partition_key) + 1]
+        assert [k for k in up_to_last if k not in shown[system]] == [], system

@@ -230,3 +230,161 @@ def test_awkward_but_valid_text_round_trips(tmp_path):
     validate_and_count(con, FEEDS["games"])
     stored = [r[0] for r in con.execute("SELECT player_name FROM games ORDER BY power").fetchall()]
     assert stored == names[:3]
+
+
+# Integer columns take whole numbers only, in every delivery format (README, Feeds).
+INTEGER_COLUMNS = sorted((f.name, c.name) for f in FEEDS.values() for c in f.columns if c.sql_type == "BIGINT")
+NOT_WHOLE = {
+    # a cell as written in text (CSV, a Parquet string column)
+    "csv": ["3.5", "2.5", "1e1", "-0.5", "3,0", "99999999999999999999", "1_000", "0x10", "3.", "1E1"],
+    "parquet_text": ["3.5", "2.5", "1e1", "-0.5", "3,0", "99999999999999999999", "1_000", "0x10", "3.", "1E1"],
+    # a JSON value as written on the line
+    "jsonl": ["3.5", "2.5", "1e1", "-0.5", "1E+1", "5e-1", "99999999999999999999", "1e400", '"3,0"', '"1e1"',
+              '"2.5"', '"0x10"'],
+    # a Parquet double column
+    "parquet_double": [3.5, 2.5, -0.5, 1e19, float("nan"), float("inf"), 1e-300],
+}
+WHOLE = {"csv": ["5", "5.0", "+5", " 5 ", "5.000"], "parquet_text": ["5", "5.0", "+5", "05"],
+         "jsonl": ["5", "5.0", '"5"', '"5.0"'], "parquet_double": [5.0]}
+
+
+def test_every_integer_column_is_covered():
+    assert INTEGER_COLUMNS == sorted([
+        ("event_results", "placement"), ("events", "num_players"), ("events", "rounds"),
+        ("games", "centres"), ("games", "eliminated_year"), ("games", "supply_centres")])
+
+
+def write_delivery(folder: Path, feed: str, rows: list[dict], fmt: str, column: str) -> Path:
+    """One delivery of `rows` in `fmt`; `column` holds each row's value as that format writes it
+    (ints of the template are written the format's own way)."""
+    import json
+    import math
+
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+
+    def cell(row, c):
+        value = row.get(c)
+        if c != column or value is None:
+            return value
+        if fmt == "parquet_double":
+            return float(value)
+        if fmt == "jsonl":
+            return value if isinstance(value, str) else json.dumps(value)
+        return str(value)
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        return write_csv(folder / f"{feed}.csv", [{c: cell(r, c) for c in columns} for r in rows], columns)
+    if fmt == "jsonl":
+        lines = []
+        for row in rows:
+            parts = [f"{json.dumps(c)}: {cell(row, c) if c == column and row.get(c) is not None else json.dumps(row.get(c))}"
+                     for c in columns]
+            lines.append("{" + ", ".join(parts) + "}")
+        path = folder / f"{feed}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+    from tests.support import _text
+    arrays = {}
+    for c in columns:
+        if c == column and fmt == "parquet_double":
+            values = [cell(r, c) for r in rows]
+            assert all(v is None or isinstance(v, float) for v in values)
+            arrays[c] = pa.array(values, pa.float64(), from_pandas=False)
+        else:
+            arrays[c] = pa.array([None if r.get(c) is None else (cell(r, c) if c == column else _text(r.get(c)))
+                                  for r in rows], pa.string())
+    path = folder / f"{feed}.parquet"
+    pq.write_table(pa.table(arrays), path)
+    return path
+
+
+def integer_case(feed: str, column: str, values: list) -> tuple[dict[str, list[dict]], str, list[tuple[str, int]]]:
+    """Deliveries with one good record and one bad record per value: (rows by feed, the feed carrying the
+    values, [(record key of the row carrying the value, its row index)])."""
+    if feed == "games":
+        rows = [dict(r, supply_centres=34) for r in GOOD_GAME]
+        marked = []
+        for i, value in enumerate(values):
+            power = {"centres": "France", "eliminated_year": "Germany", "supply_centres": "France"}[column]
+            game = [dict(r, supply_centres=34) for r in bad_game()]
+            for row in game:
+                row["game_id"] = f"bad{i}"
+                if row["power"] == power or column == "supply_centres":
+                    row[column] = value
+            marked.append((f"bad{i}/{power}", len(rows) + [r["power"] for r in game].index(power)))
+            rows += game
+        return {"games": rows}, "games", marked
+    if feed == "events":
+        events = [GOOD_EVENT] + [dict(GOOD_EVENT, event_id=f"e_bad{i}", **{column: v}) for i, v in enumerate(values)]
+        results = GOOD_RESULTS + [{"event_id": f"e_bad{i}", "player_id": "a", "placement": 1} for i in range(len(values))]
+        return {"events": events, "event_results": results}, "events", [(f"e_bad{i}", 1 + i) for i in range(len(values))]
+    results = GOOD_RESULTS + [{"event_id": "e_ok", "player_id": f"z{i}", "placement": v} for i, v in enumerate(values)]
+    return ({"events": [GOOD_EVENT], "event_results": results}, "event_results",
+            [(f"e_ok/z{i}", len(GOOD_RESULTS) + i) for i in range(len(values))])
+
+
+def write_case(raw: Path, rows_by_feed: dict, carrier: str, fmt: str, column: str) -> str:
+    for name, rows in rows_by_feed.items():
+        if name == carrier:
+            path = write_delivery(raw / name, name, rows, fmt, column)
+        else:
+            write_csv(raw / name / f"{name}.csv", rows)
+    return path.relative_to(raw).as_posix()
+
+
+@pytest.mark.parametrize("fmt", sorted(NOT_WHOLE))
+@pytest.mark.parametrize("feed,column", INTEGER_COLUMNS)
+def test_a_number_that_is_not_whole_is_a_bad_type(tmp_path, feed, column, fmt):
+    values = NOT_WHOLE[fmt]
+    rows_by_feed, carrier, marked = integer_case(feed, column, values)
+    source = write_case(tmp_path / "raw", rows_by_feed, carrier, fmt, column)
+    quarantine, counts, valid = validate_folder(tmp_path / "raw")
+    first_line = 2 if fmt == "csv" else 1
+    entries = {q["record_key"]: q for q in quarantine if q["feed"] == carrier}
+    for (key, index), value in zip(marked, values):
+        assert key in entries, f"{value!r} was accepted in {fmt}"
+        entry = entries[key]
+        assert (entry["reason"], entry["source_file"], entry["source_line"]) == ("bad_type", source, index + first_line), \
+            (value, entry)
+        assert column in entry["detail"], entry
+    good = {"games": ["ok"] * 3, "events": ["e_ok"], "event_results": ["e_ok", "e_ok"]}[carrier]
+    assert sorted(valid[carrier]) == good
+    if carrier == "games":
+        assert counts["games"].quarantined == 3 * len(values), "a game is quarantined whole"
+
+
+@pytest.mark.parametrize("fmt", sorted(WHOLE))
+def test_whole_numbers_are_taken_in_every_format(tmp_path, fmt):
+    values = WHOLE[fmt]
+    rows_by_feed, carrier, marked = integer_case("games", "centres", values)
+    write_case(tmp_path / "raw", rows_by_feed, carrier, fmt, "centres")
+    quarantine, counts, valid = validate_folder(tmp_path / "raw")
+    assert quarantine == []
+    con = duckdb.connect()
+    for feed in VALIDATION_ORDER:
+        ingest_feed(con, tmp_path / "raw", feed)
+    validate_and_count(con, FEEDS["games"])
+    stored = con.execute("SELECT DISTINCT centres FROM games WHERE power = 'France' AND game_id <> 'ok'").fetchall()
+    assert stored == [(5,)]
+
+
+@pytest.mark.parametrize("arrow_type", [pa.float32(), pa.decimal128(10, 2)], ids=["float", "decimal"])
+def test_parquet_fractions_of_any_number_type(tmp_path, arrow_type):
+    """Floats and decimals are judged by their value: 5.00 is taken, 5.25 is not."""
+    from decimal import Decimal
+
+    as_value = (lambda x: Decimal(str(x))) if pa.types.is_decimal(arrow_type) else float
+    rows = GOOD_GAME + [dict(r, game_id=g) for g in ("whole", "part") for r in bad_game()]
+    centres = [as_value(r["centres"]) for r in rows]
+    centres[len(GOOD_GAME) * 2 + 1] = as_value(5.25)  # France of game 'part'
+    table = pa.table({c: pa.array([None if r.get(c) is None else str(r.get(c)) for r in rows], pa.string())
+                      for c in FEEDS["games"].column_names if c != "centres" and any(c in r for r in rows)})
+    table = table.append_column("centres", pa.array(centres, arrow_type))
+    (tmp_path / "raw" / "games").mkdir(parents=True)
+    pq.write_table(table, tmp_path / "raw" / "games" / "games.parquet")
+    quarantine, counts, valid = validate_folder(tmp_path / "raw")
+    assert sorted(set(valid["games"])) == ["ok", "whole"]
+    bad = [q for q in quarantine if q["record_key"] == "part/France"]
+    assert [(q["reason"], q["source_line"]) for q in bad] == [("bad_type", 8)]
+    assert counts["games"].quarantined == 3

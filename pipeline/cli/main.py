@@ -157,6 +157,12 @@ def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: 
               f"(all in {warehouse.root / 'quarantine'}):")
         print("\n".join([quarantine_line(e) for e in ingest.examples]
                         + (["  …"] if ingest.quarantined > len(ingest.examples) else [])))
+    if ingest.skipped_total:
+        print("\nskipped in the raw folder:")
+        width = min(40, max(len(e.path) for e in ingest.skipped))
+        print("\n".join([f"  {e.path:<{width}}  {e.reason}" for e in ingest.skipped]
+                        + ([f"  … {ingest.skipped_total - len(ingest.skipped)} more in the raw_skipped table of "
+                            f"{warehouse.duckdb_path}"] if ingest.skipped_total > len(ingest.skipped) else [])))
     if strict and ingest.quarantined:
         print(f"\ndiprank: strict mode: {plural(ingest.quarantined, 'quarantine entry', 'quarantine entries')} "
               "(listed above); nothing was rated.")

@@ -28,7 +28,7 @@ class Jobs:
         return [self.ingest, *self.rating.values()]
 
 
-def build_jobs(warehouse_location: str, partitions_def: PartitionsDefinition) -> Jobs:
+def build_jobs(warehouse_location: str, partitions: dict[str, PartitionsDefinition]) -> Jobs:
     """The ingest job and one range job per system, tagged with the warehouse they write."""
     ingest = define_asset_job(
         INGEST_JOB, selection=AssetSelection.groups(*INGEST_GROUPS),
@@ -38,7 +38,7 @@ def build_jobs(warehouse_location: str, partitions_def: PartitionsDefinition) ->
     rating = {
         system: define_asset_job(
             rating_job_name(system), selection=AssetSelection.assets(AssetKey(rankings_asset_name(system))),
-            partitions_def=partitions_def,
+            partitions_def=partitions[system],
             description=f"Compute {system} snapshots for a range of months (one run, oldest month first).",
             run_tags=rating_run_tags(system, warehouse_location),
         )

@@ -49,21 +49,29 @@ def new_files_request(raw_dir: Path, cursor: str | None) -> tuple[RunRequest | S
     return RunRequest(run_key=f"files-{signature[:16]}"), signature
 
 
-def rating_requests(warehouse: Warehouse, settings: Settings, through: Month | None, key: str) -> list[RunRequest]:
-    """One range run per system that has missing or stale months, up to `through` (or the data's end)."""
-    requests = []
+def rating_requests(warehouse: Warehouse, settings: Settings, through: Month | None, key: str,
+                    first_months: dict[str, Month] | None = None) -> tuple[list[RunRequest], list[str]]:
+    """One range run per system that has missing or stale months, up to `through` (or the data's end),
+    and why a system could not be requested: its data now starts before the partitions loaded."""
+    requests, problems = [], []
     for plan in plan_all(warehouse, settings, None, through):
         if plan.first is None:
+            continue
+        loaded = (first_months or {}).get(plan.system)
+        if loaded is not None and plan.first < loaded:
+            problems.append(f"{plan.system}: its data now starts at {plan.first}, before its first partition "
+                            f"{loaded}; reload the code location (Deployment → Reload) to rate it")
             continue
         requests.append(RunRequest(
             run_key=f"{key}-{plan.system}-{plan.first}-{plan.last}",
             job_name=rating_job_name(plan.system),
             tags=range_tags(plan.first.partition_key, plan.last.partition_key),
         ))
-    return requests
+    return requests, problems
 
 
-def requests_after_ingest(settings: Settings, through_tag: str | None, run_id: str) -> list[RunRequest]:
+def requests_after_ingest(settings: Settings, through_tag: str | None, run_id: str,
+                          first_months: dict[str, Month]) -> tuple[list[RunRequest], list[str]]:
     """The rating runs after an ingest: through the schedule's month (or further, if data reaches
     further), else through the data's last month."""
     warehouse = Warehouse.of(settings)
@@ -71,10 +79,10 @@ def requests_after_ingest(settings: Settings, through_tag: str | None, run_id: s
     if through is not None:
         data_end = last_data_month(warehouse)
         through = max(through, data_end) if data_end else through
-    return rating_requests(warehouse, settings, through, run_id)
+    return rating_requests(warehouse, settings, through, run_id, first_months)
 
 
-def build_sensors(jobs: Jobs) -> list[SensorDefinition]:
+def build_sensors(jobs: Jobs, first_months: dict[str, Month]) -> list[SensorDefinition]:
     @sensor(
         name=NEW_RAW_FILES,
         job=jobs.ingest,
@@ -97,8 +105,10 @@ def build_sensors(jobs: Jobs) -> list[SensorDefinition]:
         description="After a successful ingest, computes each system from its first stale month to the end.",
     )
     def rate_after_ingest(context, diprank: DiprankResource):
-        requests = requests_after_ingest(diprank.settings(), context.dagster_run.tags.get(THROUGH_TAG),
-                                         context.dagster_run.run_id)
-        return requests or SkipReason("every system is up to date")
+        requests, problems = requests_after_ingest(diprank.settings(), context.dagster_run.tags.get(THROUGH_TAG),
+                                                   context.dagster_run.run_id, first_months)
+        for problem in problems:
+            context.log.warning(problem)
+        return requests or SkipReason("; ".join(problems) or "every system is up to date")
 
     return [new_raw_files, rate_after_ingest]

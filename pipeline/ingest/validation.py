@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import ibis
 import pandera.ibis as pdi
 
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, GAMES, PLAYERS, Feed
-from pipeline.ingest.staging import FileProblem, typed_table
+from pipeline.ingest.staging import FileProblem, SkippedEntry, outside_feed_folders, typed_table
 from pipeline.warehouse.sql import quote_ident
+from schemas.feed_common import BAD_TYPE
 from schemas.event_results import EventResultsFeed
 from schemas.events import EventsFeed
 from schemas.games import GAME_REJECTED, GamesFeed
@@ -24,6 +26,7 @@ FEED_MODELS = {
 
 QUARANTINE_TABLE = "quarantine"
 CORRECTIONS_TABLE = "corrections"
+SKIPPED_TABLE = "raw_skipped"  # what the raw folder holds but a run does not read
 
 
 @dataclass
@@ -56,6 +59,7 @@ def ensure_report_tables(con: duckdb.DuckDBPyConnection) -> None:
             feed VARCHAR, record_key VARCHAR, replaced_file VARCHAR, replaced_line BIGINT,
             by_file VARCHAR, by_line BIGINT, changed BOOLEAN)"""
     )
+    con.execute(f"CREATE TABLE IF NOT EXISTS {SKIPPED_TABLE} (feed VARCHAR, path VARCHAR, reason VARCHAR)")
 
 
 def _key_sql(feed: Feed, alias: str = "") -> str:
@@ -72,6 +76,15 @@ def record_file_problems(con, feed: Feed, problems: list[FileProblem]) -> None:
             f"INSERT INTO {QUARANTINE_TABLE} VALUES (?, ?, ?, ?, ?, NULL)",
             [feed.name, p.reason, p.detail, p.source_file, p.source_line],
         )
+
+
+def record_skipped(con, feed: Feed, entries: list[SkippedEntry], outside: list[SkippedEntry]) -> None:
+    """Replace the feed's skipped entries, and those outside the feed folders (feed NULL): every
+    feed's ingest records the latter afresh, so they are current whichever feeds were ingested."""
+    con.execute(f"DELETE FROM {SKIPPED_TABLE} WHERE feed = ? OR feed IS NULL", [feed.name])
+    rows = [[e.feed, e.path, e.reason] for e in [*outside, *entries]]
+    if rows:
+        con.executemany(f"INSERT INTO {SKIPPED_TABLE} VALUES (?, ?, ?)", rows)
 
 
 def record_corrections(con, feed: Feed) -> int:
@@ -174,11 +187,19 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
     # A temporary table: queried by every check, never needed after this step.
     con.execute(f"CREATE OR REPLACE TEMP TABLE {candidates} AS {_candidates_sql(feed)}")
     failures = failing_rows(con, feed, candidates)
-    con.execute("CREATE OR REPLACE TEMP TABLE _failures (row_id BIGINT, reasons VARCHAR)")
+    con.execute("CREATE OR REPLACE TEMP TABLE _failures (row_id BIGINT, reasons VARCHAR, shown VARCHAR)")
     if failures:
+        # A value that did not convert comes first: the rules that then see it missing only follow from it.
+        ordered = {row_id: sorted(reasons, key=lambda r: r != BAD_TYPE) for row_id, reasons in failures.items()}
         con.executemany(
-            "INSERT INTO _failures VALUES (?, ?)",
-            [[row_id, ",".join(reasons)] for row_id, reasons in sorted(failures.items())],
+            "INSERT INTO _failures VALUES (?, ?, ?)",
+            [[row_id, ",".join(reasons), ",".join(reasons)] for row_id, reasons in sorted(ordered.items())],
+        )
+        # The detail names the columns whose value did not convert: "bad_type(centres)".
+        con.execute(
+            f"""UPDATE _failures f SET shown = replace(f.reasons, ?, ? || '(' || c._cast_errors || ')')
+            FROM {candidates} c WHERE c._row_id = f.row_id AND c._cast_errors IS NOT NULL""",
+            [BAD_TYPE, BAD_TYPE],
         )
     if feed is GAMES:
         # A game is valid only as a whole: every row of a game with a failing row is quarantined.
@@ -186,7 +207,7 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
             f"""CREATE OR REPLACE TEMP TABLE _quarantined AS
             WITH bad_games AS (
                 SELECT c.game_id,
-                       string_agg(f.reasons || ' at ' || c._source_file || ':' || c._source_line, '; '
+                       string_agg(f.shown || ' at ' || c._source_file || ':' || c._source_line, '; '
                                   ORDER BY c._row_id) AS why,
                        min(c._row_id) AS first_row
                 FROM {candidates} c JOIN _failures f ON f.row_id = c._row_id
@@ -194,7 +215,7 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
             )
             SELECT c._row_id AS row_id,
                    coalesce(split_part(f.reasons, ',', 1), ?) AS reason,
-                   CASE WHEN c.game_id IS NULL THEN f.reasons
+                   CASE WHEN c.game_id IS NULL THEN f.shown
                         ELSE 'game ' || c.game_id || ' rejected: ' || b.why END AS detail
             FROM {candidates} c
             LEFT JOIN _failures f ON f.row_id = c._row_id
@@ -205,7 +226,7 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
     else:
         con.execute(
             """CREATE OR REPLACE TEMP TABLE _quarantined AS
-            SELECT row_id, split_part(reasons, ',', 1) AS reason, reasons AS detail FROM _failures"""
+            SELECT row_id, split_part(reasons, ',', 1) AS reason, shown AS detail FROM _failures"""
         )
     con.execute(f"DELETE FROM {QUARANTINE_TABLE} WHERE feed = ? AND record_key IS NOT NULL", [feed.name])
     con.execute(
@@ -262,6 +283,7 @@ def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed):
     build_typed(con, feed)
     con.execute(f"DROP TABLE IF EXISTS staged_{feed.name}")
     record_file_problems(con, feed, report.problems)
+    record_skipped(con, feed, report.skipped, outside_feed_folders(Path(raw_dir)))
     record_corrections(con, feed)
     return report
 
