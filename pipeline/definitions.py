@@ -14,9 +14,9 @@ from assets.ranges import rating_ranges
 from assets.ratings import build_rating_assets
 from assets.raw_feeds import raw_feed_assets
 from assets.validated_feeds import validated_feed_assets
+from pipeline.core.months import Month
 from pipeline.defs.executors import executor_for
 from pipeline.defs.jobs import build_jobs
-from pipeline.core.months import Month
 from pipeline.defs.partitions import first_partitions, rating_partitions
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.schedules import build_schedules
