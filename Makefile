@@ -6,7 +6,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PRODUCTION_STAMP := $(VENV)/.production-$(shell cksum pyproject.toml | cut -d' ' -f1)
 WAREHOUSE ?= data/warehouse
-export DAGSTER_HOME ?= $(CURDIR)/$(WAREHOUSE)/.dagster
+# The user's Dagster instance, for `make run` and `make ui` only: the tests make their own.
+run ui: export DAGSTER_HOME ?= $(CURDIR)/$(WAREHOUSE)/.dagster
 
 .PHONY: setup run test ui bench integration clean
 

@@ -1,6 +1,20 @@
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
+
+# Tests never use the user's Dagster instance or warehouse, whatever the shell or the Makefile
+# exports: Dagster's home and the default raw, warehouse and local folders point into a folder of
+# this test process (each xdist worker imports this file and gets its own), set here, before any
+# test module imports dagster or the pipeline, and inherited by the processes tests start.
+SCRATCH = tempfile.mkdtemp(prefix="diprank-tests-")
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+for _variable, _folder in {"DAGSTER_HOME": "dagster", "DIPRANK_RAW_DIR": "raw",
+                           "DIPRANK_WAREHOUSE_DIR": "warehouse", "DIPRANK_LOCAL_DIR": "local"}.items():
+    os.environ[_variable] = os.path.join(SCRATCH, _folder)
+    os.makedirs(os.environ[_variable], exist_ok=True)
 
 # Reproducible "today" for the not-in-the-future rule.
 os.environ.setdefault("DIPRANK_TODAY", "2026-11-29")

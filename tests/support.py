@@ -7,6 +7,8 @@ import io
 import os
 from pathlib import Path
 
+import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core.feed_spec import FEEDS
@@ -88,6 +90,29 @@ def history(warehouse: Path, system: str, month: str) -> list[dict]:
     m = Month.parse(month)
     return pq.read_table(warehouse / "history" / system / f"year={m.year:04d}" / f"month={m.month:02d}"
                          / "history.parquet").to_pylist()
+
+
+def validated_warehouse(root: Path, **feeds: list[dict]):
+    """A warehouse whose validated feeds hold exactly these rows (games=..., events=...,
+    event_results=..., players=...), with the month fingerprints ingest writes beside them:
+    what a run of the rating systems reads, without a raw folder or a Dagster run."""
+    from pipeline.ingest.fingerprints import write_month_fingerprints
+    from pipeline.warehouse.store import Warehouse, atomic_write_parquet
+
+    warehouse = Warehouse(root)
+    con = duckdb.connect()
+    try:
+        for name, rows in feeds.items():
+            table = pa.Table.from_pylist(rows, schema=FEEDS[name].arrow_schema)
+            atomic_write_parquet(warehouse.validated(name), table)
+            con.register(name, table)
+        if "games" in feeds:
+            write_month_fingerprints(con, warehouse, "games")
+        if "events" in feeds and "event_results" in feeds:
+            write_month_fingerprints(con, warehouse, "events")
+    finally:
+        con.close()
+    return warehouse
 
 
 def quarantine(warehouse: Path, feed: str) -> list[dict]:

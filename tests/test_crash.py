@@ -2,6 +2,7 @@
 byte-identical to an uninterrupted run."""
 import datetime as dt
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -13,8 +14,39 @@ import pyarrow.parquet as pq
 from pipeline.synthetic.generator import synthetic_games
 from tests.support import REPO, tree_bytes, write_csv
 
-KILLS = 10
 OUTPUTS = ("rankings", "history", "awards", "validated", "quarantine")
+TABLES = ("rankings/", "history/", "awards/")
+FEEDS = ("games", "events", "event_results", "players")
+
+
+def tables_written(changed: set[str]) -> int:
+    return sum(path.startswith(TABLES) and path.endswith(".parquet") for path in changed)
+
+
+# Where the runs are killed, one run each, in this order. A point is reached by what the run has
+# done (the files it has replaced or created, relative to the warehouse), not by the clock, so
+# every point is reached whatever the machine's speed: each run repeats ingest and validation,
+# and recomputes (from 2018-01, the late game being in 2018-05) every system whose manifest no
+# earlier run wrote. The table points cannot finish a system (each writes 30 months of at least
+# two files), and a system's checkpoint comes before its manifest, so a kill at the first
+# checkpoint leaves a system for the manifest point.
+KILL_POINTS = [
+    ("ingest: the run has taken the warehouse", lambda changed: ".lock-run" in changed),
+    ("ingest: staging the raw feeds in DuckDB", lambda changed: any(p.startswith("diprank.duckdb") for p in changed)),
+    ("validation: the first validated feed written", lambda changed: any(
+        p.startswith("validated/") and p.endswith(".parquet") for p in changed)),
+    ("validation: the games feed and its month fingerprints written",
+     lambda changed: "validated/games_month_fingerprints.parquet" in changed),
+    ("validation: every feed written", lambda changed: all(f"validated/{f}.parquet" in changed for f in FEEDS)),
+    ("rating: the first table written", lambda changed: tables_written(changed) >= 1),
+    ("rating: 15 tables written", lambda changed: tables_written(changed) >= 15),
+    ("rating: 30 tables written", lambda changed: tables_written(changed) >= 30),
+    ("rating: a checkpoint written", lambda changed: any(
+        re.fullmatch(r"state/\w+/\d{4}-\d{2}\.json", p) for p in changed)),
+    ("rating: a system's manifest written", lambda changed: any(
+        re.fullmatch(r"state/\w+/manifest\.json", p) for p in changed)),
+]
+KILLS = len(KILL_POINTS)
 
 
 def feeds(root, late: bool):
@@ -39,11 +71,51 @@ def command(raw, warehouse):
     return [*base, "run", "--raw", str(raw), "--warehouse", str(warehouse), "--to", "2020-06", "--quiet"]
 
 
-def run_to_end(raw, warehouse) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command(raw, warehouse), cwd=REPO, capture_output=True, text=True, timeout=600)
+def environment(tmp_path) -> dict[str, str]:
+    """The runs' environment: a Dagster instance of their own, apart from the other tests' one."""
+    return {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster")}
+
+
+def run_to_end(raw, warehouse, env) -> None:
+    done = subprocess.run(command(raw, warehouse), cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    return time.perf_counter() - started
+
+
+def files(root) -> dict[str, tuple[int, int]]:
+    """Every file under root by relative path, with its inode and modification time."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                stat = os.stat(path)
+            except FileNotFoundError:  # a temporary file renamed meanwhile
+                continue
+            found[os.path.relpath(path, root).replace(os.sep, "/")] = (stat.st_ino, stat.st_mtime_ns)
+    return found
+
+
+def kill_at(point, raw, warehouse, env) -> bool:
+    """Start a run and SIGKILL it (the whole process group) once it has done what `point` asks;
+    True if it was killed, False if it ended first."""
+    before = files(warehouse)
+    process = subprocess.Popen(command(raw, warehouse), cwd=REPO, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    changed: set[str] = set()
+    deadline = time.monotonic() + 600
+    try:
+        while process.poll() is None and time.monotonic() < deadline:
+            changed |= {path for path, seen in files(warehouse).items() if before.get(path) != seen}
+            if point(changed):
+                os.killpg(process.pid, signal.SIGKILL)
+                break
+            time.sleep(0.005)
+    except ProcessLookupError:  # it ended just before the kill
+        pass
+    finally:
+        if process.poll() is None and time.monotonic() >= deadline:
+            os.killpg(process.pid, signal.SIGKILL)
+    return process.wait() == -signal.SIGKILL and point(changed)
 
 
 def assert_each_file_whole(warehouse, old: dict, new: dict):
@@ -56,22 +128,21 @@ def test_sigkill_at_many_points(tmp_path):
     before_raw, after_raw = tmp_path / "raw_before", tmp_path / "raw_after"
     feeds(before_raw, late=False)
     feeds(after_raw, late=True)
+    env = environment(tmp_path)
     old_wh, new_wh, victim = tmp_path / "old", tmp_path / "new", tmp_path / "victim"
-    run_to_end(before_raw, old_wh)
-    duration = run_to_end(after_raw, new_wh)
+    run_to_end(before_raw, old_wh, env)
+    run_to_end(after_raw, new_wh, env)
     old, new = tree_bytes(old_wh, OUTPUTS), tree_bytes(new_wh, OUTPUTS)
     assert old != new
     shutil.copytree(old_wh, victim)
-    # The late delivery lands in the victim's raw folder; then runs are killed at spread-out moments.
-    for kill in range(KILLS):
-        delay = duration * (kill + 0.5) / KILLS
-        process = subprocess.Popen(command(after_raw, victim), cwd=REPO, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(delay)
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    # The late delivery lands in the victim's raw folder; then a run is killed at each point.
+    killed = []
+    for name, point in KILL_POINTS:
+        if kill_at(point, after_raw, victim, env):
+            killed.append(name)
         assert_each_file_whole(victim, old, new)
-    run_to_end(after_raw, victim)
+    missed = [name for name, _ in KILL_POINTS if name not in killed]
+    assert len(killed) == KILLS, f"runs ended before these kill points: {missed}"
+    run_to_end(after_raw, victim, env)
     assert tree_bytes(victim, OUTPUTS) == new
     assert not list(victim.rglob(".*.tmp")), "leftover temporary files are cleaned up"

@@ -13,6 +13,7 @@ import pytest
 from pipeline.core.months import Month, month_range
 from pipeline.core.rounding import half_up
 from pipeline.systems.base import MonthInput, MonthOutput
+from pipeline.systems.diwz.reference import reference_diwz
 from pipeline.systems.diwz.rules import DiWZ
 from pipeline.systems.diwz.finish import finish_keys, pairwise_score
 from pipeline.systems.games import games_from_rows, rows_to_table
@@ -313,7 +314,13 @@ def test_newcomer_at_100_or_0_percent_gets_no_first_rating():
     # One draw against the 1700 player ends the perfect record: 7.5 / 8 gives a first rating.
     ace = history_by_player(outputs, "perfect-3")["ace"]
     assert (ace["score"], ace["opponents"], ace["pooled"], ace["evaluations"]) == (7.5, 8, True, 1)
-    assert ace["rating_after"] is not None and ace["rating_after"] > 1700
+    # By hand: est-1700 and est-1650 still wait with two results each, so they keep 1700 and 1650.
+    # Results 1 v 1700, 1650, 1600, 1550, 1500, 1450, then ½ v 1700 and 1 v 1650: P = 7.5, n = 8,
+    # Niv 1600. R <- R + (7.5 - We(R)) * 800 / 28 from 1600 gives 1700.23, 1770.04, 1820.69, ...
+    # 2076.15, 2077.08, 2077.93 (37 steps): the last two share 2077. At 2077, We = 7.47 and
+    # TE = 2077 + 0.03 * 100 = 2080.
+    assert (ace["rating_after"], ace["niveau"]) == (2077.0, 1600.0)
+    assert (printed(ace["expected"], 2), printed(ace["performance"], 0)) == (Decimal("7.47"), Decimal("2080"))
     assert listed(outputs[Month(1999, 4)])["ace"]["rating"] == ace["rating_after"]
     assert "zero" not in listed(outputs[Month(1999, 4)])
 
@@ -330,7 +337,14 @@ def test_strike_off_and_return():
 
     # Exactly two years after its last evaluation keeper is still rated, and pools its waiting result.
     keeper = history_by_player(outputs, "strike-4")["keeper"]
-    assert keeper["rating_before"] is not None
+    # By hand: strike-1, 1650 scores 3/3 v 1600, 1550, 1500: We 0.5715 + 0.6401 + 0.7034 = 1.9149,
+    # TE 1650 + 1.0851 * 800/3 = 1939.36, new 1650 + 289.36 * 3/23 = 1687.74 -> 1688. It waits
+    # with 1 v b-1, whose 2/3 v 1650, 1550, 1500 took 1600 to 1612.52 -> 1613. strike-3 takes c-1
+    # (3/3 from 1620) to 1660 and c-2 (2/3 from 1580) to 1593. strike-4: 1 v 1613, 0 v 1660,
+    # 1 v 1593: P 2, Niv 1622, We 0.6063 + 0.5402 + 0.6334 = 1.7799, TE 1688 + 0.2201 * 800/3 =
+    # 1746.69, new 1688 + 58.69 * 3/23 = 1695.66 -> 1696.
+    assert (keeper["rating_before"], keeper["rating_after"], keeper["niveau"]) == (1688.0, 1696.0, 1622.0)
+    assert (printed(keeper["expected"], 2), printed(keeper["performance"], 0)) == (Decimal("1.78"), Decimal("1747"))
     assert (keeper["score"], keeper["opponents"], keeper["pooled"]) == (2.0, 3, True)
 
     # b-2 is struck off at its game five days after its two years: it plays as a newcomer.
@@ -347,7 +361,12 @@ def test_strike_off_and_return():
     # b-2 returns with a first rating from its six new results.
     b2_back = history_by_player(outputs, "strike-6")["b-2"]
     assert (b2_back["score"], b2_back["opponents"], b2_back["pooled"], b2_back["evaluations"]) == (3.5, 6, True, 1)
-    assert listed(outputs[Month(2002, 3)])["b-2"]["display"] == f"{int(b2_back['rating_after'])}-1"
+    # By hand: ratings before strike-6 are c-1 1716 (4/4 with its strike-4 results in strike-5),
+    # c-2 1567 (1/4), c-3 1527, c-4 1460. Results 0 v 1660, ½ v 1593, 1 v 1527 (strike-5), then
+    # 0 v 1567, 1 v 1716, 1 v 1460: P 3.5, n 6, Niv 9523 / 6 = 1587.17. R <- R + (3.5 - We(R)) *
+    # 800 / 26 from 1600 gives 1612.13, 1621.22, ..., 1647.18, 1647.58: first rating 1647.
+    assert (b2_back["rating_after"], printed(b2_back["niveau"], 2)) == (1647.0, Decimal("1587.17"))
+    assert listed(outputs[Month(2002, 3)])["b-2"]["display"] == "1647-1"
 
     # b-1 returns as a newcomer: its waiting result from 2001 was dropped, so it needs two games.
     b1_first = history_by_player(outputs, "strike-7")["b-1"]
@@ -367,7 +386,11 @@ def test_replacements_deny_and_no_deny():
     # The denying replacement is not rated; the original player takes the result (survived, 6 centres).
     denied = rows["orig-denied"]
     assert (denied["rating_before"], denied["score"], denied["opponents"]) == (1620.0, 2.0, 3)
-    assert denied["rating_after"] is not None
+    # By hand: 0 v r-3 1640 (solo), 1 v r-1 1600 (2 centres), 1 v r-2 1560 (eliminated); sub-keep
+    # has no rating and does not count. We = W(-20) + W(20) + W(60) = 1 + 0.5855 = 1.5855,
+    # TE 1620 + 0.4145 * 800/3 = 1730.53, new 1620 + 110.53 * 3/23 = 1634.42 -> 1634.
+    assert (denied["rating_after"], denied["niveau"]) == (1634.0, 1600.0)
+    assert (printed(denied["expected"], 2), printed(denied["performance"], 0)) == (Decimal("1.59"), Decimal("1731"))
     # The accepting replacement takes the result as a newcomer (½ against orig-denied, in the same
     # group); the original player is not rated.
     keep = rows["sub-keep"]
@@ -375,7 +398,33 @@ def test_replacements_deny_and_no_deny():
     table = listed(outputs[Month(1999, 5)])
     assert "sub-deny" not in table and "sub-keep" not in table
     assert table["orig-replaced"]["display"] == "1580-3"
-    assert table["orig-denied"]["evaluations"] == 3
+    assert table["orig-denied"]["display"] == "1634-3"
+
+
+# --- the numbers pinned above, from the plain reference too ------------------------------------
+
+PINNED = [
+    # rows, list it starts from, last month, game, player, (rating_before, rating_after)
+    (cases.perfect_newcomer_rows, cases.ESTABLISHED_SIX, None, "perfect-3", "ace", (None, 2077.0)),
+    (cases.strike_off_rows, cases.STRIKE_OFF_RATINGS, "2002-06", "strike-4", "keeper", (1688.0, 1696.0)),
+    (cases.strike_off_rows, cases.STRIKE_OFF_RATINGS, "2002-06", "strike-6", "b-2", (None, 1647.0)),
+    (cases.replacement_rows, cases.REPLACEMENT_RATINGS, None, "replace-1", "orig-denied", (1620.0, 1634.0)),
+]
+
+
+@pytest.mark.parametrize("make_rows,ratings,last,game_id,player,expected", PINNED,
+                         ids=[f"{game}-{player}" for _, _, _, game, player, _ in PINNED])
+def test_pinned_numbers_are_the_references_and_the_fast_paths(make_rows, ratings, last, game_id, player, expected):
+    rows = make_rows()
+    first = min(Month.of(D(r["finished_on"])) for r in rows)
+    final = Month.parse(last) if last else max(Month.of(D(r["finished_on"])) for r in rows)
+    found = [row for month in reference_diwz(rows, month_range(first, final), initial_ratings=ratings)
+             for row in month["history"] if (row["source_id"], row["player_id"]) == (game_id, player)]
+    assert len(found) == 1
+    reference = found[0]
+    assert (reference["rating_before"], reference["rating_after"]) == expected
+    fast = history_by_player(run_months(DiWZ(initial_ratings=ratings), rows, last), game_id)[player]
+    assert {k: fast[k] for k in reference} == reference
 
 
 # --- start_1600 and the bootstrap -------------------------------------------------------------

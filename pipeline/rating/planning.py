@@ -31,6 +31,8 @@ def plan_system(system: str, warehouse: Warehouse, settings: Settings, first: Mo
         return Plan(system, note="no data")
     data_first, data_last = covered
     hi = last or data_last
+    if hi < max(data_first, settings.start_month):
+        return Plan(system, note="no data in range")
     if first is None:
         stale = first_stale_month(build_system(system, settings), warehouse, config_key(system, settings), hi)
         if stale is None:
