@@ -28,7 +28,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2
 
 ui: $(STAMP)
-	mkdir -p $(DAGSTER_HOME)
+	$(BIN)/python -m pipeline.defs.instance $(DAGSTER_HOME)
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
 
 # The production profile against real PostgreSQL, Redis and an S3 emulator on 127.0.0.1
