@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline import generate  # noqa: E402
+from pipeline.synthetic import generator as generate  # noqa: E402
 from pipeline.core.months import Month, month_range  # noqa: E402
 from pipeline.systems.club.reference import club_reference  # noqa: E402
 from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402

@@ -294,10 +294,10 @@ def test_table_treap_agrees_with_a_sorted_list(seed):
         if step % 250 == 0:
             assert eagle_table.in_order(root, nodes, stack).tolist() == sorted(members, key=key)
     assert eagle_table.in_order(root, nodes, stack).tolist() == sorted(members, key=key)
-    # The month-end sort (packed keys with ties by id, or the comparison merge sort) agrees too.
+    # The month-end sort (packed keys with ties by id, or one stable sort per key) agrees too.
     everyone = rng.permutation(n).astype(np.int32)
     assert eagle_kernel.sort_players(everyone, *keys).tolist() == sorted(everyone.tolist(), key=key)
-    assert eagle_kernel._merge_sort_players(everyone, *keys).tolist() == sorted(everyone.tolist(), key=key)
+    assert eagle_kernel._sort_by_each_key(everyone, *keys).tolist() == sorted(everyone.tolist(), key=key)
     # The shape depends only on the keys held: a tree built from scratch is the same.
     rebuilt = np.zeros_like(nodes)
     root2 = eagle_table.build(np.array(sorted(members), dtype=np.int32), rebuilt, stack, *keys)

@@ -2,10 +2,10 @@
 
 Players are dense int32 indices in order of first appearance. Their UTF-8 ids are kept as
 Arrow-style offsets and bytes, with an open-addressing hash table (id -> index) and the indices
-in id order, so a month's id column (Arrow buffers) is indexed and the table is ordered without
-a Python object per row. The year's rows are kept as player indices grouped by game (game g owns
-rows starts[g]:starts[g + 1]), and every month end recomputes the year-to-date table in one call,
-O(rows of the year + players).
+in id order (pipeline.systems.kernels.ids and .sort), so a month's id column (Arrow buffers) is
+indexed and the table is ordered without a Python object per row. The year's rows are kept as
+player indices grouped by game (game g owns rows starts[g]:starts[g + 1]), and every month end
+recomputes the year-to-date table in one call, O(rows of the year + players).
 
 Exactness. W% is the float (2W + D) / 2GP, rounded once, as the reference computes it. S is the
 mean of the opponents' W% floats over every (game, opponent) pair, summed exactly and rounded
@@ -20,9 +20,14 @@ every float equals the reference's.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
+
+from pipeline.systems.kernels.ids import number_rows, run_end
+from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 WIN, DRAW, LOSS = 0, 1, 2  # result codes: solo, draw member, anything else (SPEC §3.2 decision)
 WINS, DRAWS, LOSSES, PAIRS = 0, 1, 2, 3  # columns of a player's record (a result code counts in its column)
@@ -32,7 +37,6 @@ MAX_COUNT = 2**31 - 1  # opponent pairs (so also games) of one player in one yea
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 _LOW32 = np.uint64(0xFFFFFFFF)
-_LOW8 = np.uint64(0xFF)
 _B32 = np.uint64(32)
 _B64 = np.uint64(64)
 _B56 = np.uint64(56)
@@ -42,9 +46,6 @@ _TWO_M64 = 2.0**-64
 _LOWEST_POWER = -SCALE_BITS - 90  # exact_ratio scales its result by 2**(-179..-21)
 _POWERS_OF_TWO = np.array([2.0**k for k in range(_LOWEST_POWER, 0)])
 _LETTERS = np.frombuffer(b"WDL", np.uint8)  # the history's `result` letter of each result code
-_MIX1 = np.uint64(0x9E3779B97F4A7C15)
-_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
-_EMPTY = np.uint64(0xFFFFFFFF)  # an unused hash slot
 
 
 # --- exact arithmetic --------------------------------------------------------------------------
@@ -154,154 +155,6 @@ def exact_ratio(high: np.uint64, low: np.uint64, count: int) -> float:
     return float(mantissa) * _POWERS_OF_TWO[dropped - shift - SCALE_BITS - _LOWEST_POWER]
 
 
-# --- player ids --------------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _word(data: np.ndarray, start: int, stop: int) -> np.uint64:
-    """Up to the first 8 bytes of data[start:stop] as a little-endian integer (zero-padded)."""
-    word = _ZERO
-    for k in range(min(stop - start, 8)):
-        word |= np.uint64(data[start + k]) << np.uint64(8 * k)
-    return word
-
-
-@njit(cache=True)
-def _hash(first: np.uint64, data: np.ndarray, start: int, stop: int) -> np.uint64:
-    """A hash of an id from its first word, its last 8 bytes and its length."""
-    last = _word(data, max(start + 8, stop - 8), stop) if stop - start > 8 else _ZERO
-    h = (first ^ (np.uint64(stop - start) * _MIX2)) * _MIX1
-    h = (h ^ last ^ (h >> np.uint64(29))) * _MIX2
-    return h ^ (h >> _B32)
-
-
-@njit(cache=True)
-def _same_bytes(a: np.ndarray, a_start: int, a_stop: int, b: np.ndarray, b_start: int, b_stop: int) -> bool:
-    if a_stop - a_start != b_stop - b_start:
-        return False
-    for k in range(a_stop - a_start):
-        if a[a_start + k] != b[b_start + k]:
-            return False
-    return True
-
-
-@njit(cache=True)
-def _id_less(offsets: np.ndarray, data: np.ndarray, a: int, b: int) -> bool:
-    """Player a's id sorts before player b's (UTF-8 bytes compare in code point order)."""
-    start_a, end_a = offsets[a], offsets[a + 1]
-    start_b, end_b = offsets[b], offsets[b + 1]
-    for k in range(min(end_a - start_a, end_b - start_b)):
-        x, y = data[start_a + k], data[start_b + k]
-        if x != y:
-            return x < y
-    return end_a - start_a < end_b - start_b
-
-
-@njit(cache=True)
-def id_slots(offsets: np.ndarray, data: np.ndarray, n_players: int, size: int) -> np.ndarray:
-    """The open-addressing hash table (size a power of two) of the first n_players ids: slot
-    entries are (the id's first word, length << 32 | player), player 2**32 - 1 when unused."""
-    slots = np.empty((size, 2), np.uint64)
-    slots[:, 1] = _EMPTY
-    mask = np.uint64(size - 1)
-    for player in range(n_players):
-        start, stop = offsets[player], offsets[player + 1]
-        first = _word(data, start, stop)
-        slot = _hash(first, data, start, stop) & mask
-        while slots[slot, 1] != _EMPTY:
-            slot = (slot + _ONE) & mask
-        slots[slot, 0] = first
-        slots[slot, 1] = (np.uint64(stop - start) << _B32) | np.uint64(player)
-    return slots
-
-
-@njit(cache=True)
-def sorted_by_id(players: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """players in id order: insertion-sorted runs of 16, then bottom-up merges."""
-    n = len(players)
-    src = players.copy()
-    run = 16
-    for start in range(0, n, run):
-        for k in range(start + 1, min(start + run, n)):
-            item = src[k]
-            j = k - 1
-            while j >= start and _id_less(offsets, data, item, src[j]):
-                src[j + 1] = src[j]
-                j -= 1
-            src[j + 1] = item
-    dst = np.empty_like(src)
-    width = run
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
-            i, j = lo, mid
-            for k in range(lo, hi):
-                if i < mid and (j >= hi or not _id_less(offsets, data, src[j], src[i])):
-                    dst[k] = src[i]
-                    i += 1
-                else:
-                    dst[k] = src[j]
-                    j += 1
-        src, dst = dst, src
-        width *= 2
-    return src
-
-
-@njit(cache=True)
-def _index_players(
-    offsets: np.ndarray, data: np.ndarray, rows: int,
-    id_offsets: np.ndarray, id_data: np.ndarray, slots: np.ndarray, n_players: int, out: np.ndarray,
-) -> int:
-    """Each row's player index into out; unseen ids get the next indices, in order of first
-    appearance, and are added to the registry (which has room for them). Returns the count."""
-    mask = np.uint64(len(slots) - 1)
-    for r in range(rows):
-        start, stop = offsets[r], offsets[r + 1]
-        first = _word(data, start, stop)
-        length = np.uint64(stop - start)
-        slot = _hash(first, data, start, stop) & mask
-        while True:
-            entry = slots[slot, 1]
-            if entry == _EMPTY:
-                player = n_players
-                slots[slot, 0] = first
-                slots[slot, 1] = (length << _B32) | np.uint64(player)
-                used = id_offsets[player]
-                for k in range(stop - start):
-                    id_data[used + k] = data[start + k]
-                id_offsets[player + 1] = used + stop - start
-                n_players += 1
-                break
-            if slots[slot, 0] == first and (entry >> _B32) == length:
-                player = np.int64(entry & _LOW32)
-                if length <= 8 or _same_bytes(id_data, id_offsets[player] + 8, id_offsets[player + 1], data, start + 8, stop):
-                    break
-            slot = (slot + _ONE) & mask
-        out[r] = player
-    return n_players
-
-
-@njit(cache=True)
-def _insert_by_id(id_order: np.ndarray, known: int, n_players: int, offsets: np.ndarray, data: np.ndarray) -> None:
-    """Merge players known..n_players-1 into id_order[:known] (all players in id order)."""
-    if n_players == known:
-        return
-    new = sorted_by_id(np.arange(known, n_players).astype(np.int32), offsets, data)
-    old = known  # id_order[:old] are the old players not yet moved
-    for j in range(len(new) - 1, -1, -1):
-        lo, hi = 0, old  # binary search: the first old player sorting after new[j]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if _id_less(offsets, data, new[j], id_order[mid]):
-                hi = mid
-            else:
-                lo = mid + 1
-        for k in range(old - 1, lo - 1, -1):
-            id_order[k + j + 1] = id_order[k]
-        id_order[lo + j] = new[j]
-        old = lo
-
-
 # --- the month ---------------------------------------------------------------------------------
 
 
@@ -322,24 +175,12 @@ def _result_code(offsets: np.ndarray, data: np.ndarray, r: int) -> int:
 def _group_games(offsets: np.ndarray, data: np.ndarray, rows: int, row_base: int, starts: np.ndarray, first: int) -> int:
     """Write the year offsets of the month's games from starts[first + 1] on, from the rows'
     game ids (Arrow string buffers; a game's rows are consecutive); returns the number of games."""
-    if rows == 0:
-        return 0
-    games = 0
-    last_start, last_stop = offsets[0], offsets[1]
-    last_word = _word(data, last_start, last_stop)
-    for r in range(1, rows):
-        start, stop = offsets[r], offsets[r + 1]
-        word = _word(data, start, stop)
-        if (
-            word != last_word
-            or stop - start != last_stop - last_start
-            or (stop - start > 8 and not _same_bytes(data, last_start + 8, last_stop, data, start + 8, stop))
-        ):
-            games += 1
-            starts[first + games] = row_base + r
-        last_start, last_stop, last_word = start, stop, word
-    starts[first + games + 1] = row_base + rows
-    return games + 1
+    games, r = 0, 0
+    while r < rows:
+        r = run_end(offsets, data, r, rows)
+        games += 1
+        starts[first + games] = row_base + r
+    return games
 
 
 @njit(cache=True)
@@ -369,48 +210,31 @@ def _schedule_sums(
 def _by_rating(players: np.ndarray, rating: np.ndarray) -> np.ndarray:
     """players (in id order) stably sorted by rating descending.
 
-    Ratings are >= 0, whose float bit patterns order like the numbers: an LSD radix sort on the
-    high 32 bits, a byte at a time, then runs that tie there (equal ratings, in practice) are
-    put in order of their full bit patterns, stably.
+    Ratings are >= 0, whose float bit patterns order like the numbers; complemented, ascending
+    patterns are descending ratings. The players are sorted by the patterns' high 32 bits, then
+    runs that tie there (equal ratings, in practice) by the low 32 bits, stably.
     """
     n = len(players)
     floats = np.empty(n)
     for k in range(n):
         floats[k] = rating[players[k]] + 0.0  # no -0.0
-    src_keys = floats.view(np.uint64)
-    counts = np.zeros((8, 256), np.int64)
+    patterns = floats.view(np.uint64)
+    high = np.empty(n, np.int64)
     for k in range(n):
-        key = ~src_keys[k]  # ascending keys = descending ratings
-        src_keys[k] = key
-        for byte in range(4, 8):
-            counts[byte, (key >> np.uint64(8 * byte)) & _LOW8] += 1
-    src = players.copy()
-    dst_keys, dst = np.empty(n, np.uint64), np.empty_like(players)
-    for byte in range(4, 8):
-        if counts[byte].max() == n:
-            continue  # every key has the same byte here
-        position = 0
-        for d in range(256):
-            position, counts[byte, d] = position + counts[byte, d], position
-        shift = np.uint64(8 * byte)
-        for k in range(n):
-            d = (src_keys[k] >> shift) & _LOW8
-            to = counts[byte, d]
-            counts[byte, d] = to + 1
-            dst_keys[to] = src_keys[k]
-            dst[to] = src[k]
-        src_keys, dst_keys = dst_keys, src_keys
-        src, dst = dst, src
+        patterns[k] = ~patterns[k]
+        high[k] = np.int64(patterns[k] >> _B32)
+    order = stable_order(high)
+    src = players[order]
+    keys = patterns[order]
     first = 0
     while first < n:
         stop, mixed = first + 1, False
-        while stop < n and (src_keys[stop] >> _B32) == (src_keys[first] >> _B32):
-            mixed = mixed or src_keys[stop] != src_keys[first]
+        while stop < n and (keys[stop] >> _B32) == (keys[first] >> _B32):
+            mixed = mixed or keys[stop] != keys[first]
             stop += 1
         if mixed:
-            run = np.argsort(src_keys[first:stop], kind="mergesort")
+            run = stable_order((keys[first:stop] & _LOW32).astype(np.int64))
             src[first:stop] = src[first:stop][run]
-            src_keys[first:stop] = src_keys[first:stop][run]
         first = stop
     return src
 
@@ -447,25 +271,27 @@ def _validity(values: np.ndarray) -> np.ndarray:
     return bits
 
 
+# club_month's arguments, grouped.
+# The month's rows: finishing days (int32 day numbers), and game_id, responsible_player_id and
+# result as Arrow string buffers; and the month's first and last day.
+MonthRows = namedtuple("MonthRows", "days first_day last_day game_offsets game_data player_offsets player_data "
+                                    "result_offsets result_data")
+# The players' ids (pipeline.systems.kernels.ids: offsets, bytes, hash table) and every player in id order.
+Registry = namedtuple("Registry", "offsets data slots order")
+# The year so far: the rows' players (`rows` of them) grouped by game (game g owns rows
+# starts[g]:starts[g + 1], `games` games), and the year's players in order of first game.
+YearRows = namedtuple("YearRows", "players rows starts games members n_members")
+# Per player: records, (players, 4) int32: wins, draws, losses, opponent pairs this year, updated;
+# legacy, float64: 0.10 × last December's rating, NaN if the player did not play then;
+# legacy_players, int32: the players who played last year; last_rating, float64: the previous
+# table's rating (NaN: not listed), set to this one's; table_players, int32: the previous table's players.
+PlayerArrays = namedtuple("PlayerArrays", "records legacy legacy_players last_rating table_players")
+# log_points[2W + D] = log10(W + D/2 + 1), long enough; work space: (players, 4) float64 and uint64.
+WorkSpace = namedtuple("WorkSpace", "log_points values limbs")
+
+
 @njit(cache=True)
-def club_month(
-    days: np.ndarray, first_day: int, last_day: int,  # the month's finishing days (int32 day numbers)
-    game_offsets: np.ndarray, game_data: np.ndarray,  # the month's rows: game_id (Arrow string buffers)
-    player_offsets: np.ndarray, player_data: np.ndarray,  # responsible_player_id (Arrow string buffers)
-    result_offsets: np.ndarray, result_data: np.ndarray,  # result
-    rows: int,
-    id_offsets: np.ndarray, id_data: np.ndarray, slots: np.ndarray, id_order: np.ndarray,  # registry
-    n_players: int,
-    year_players: np.ndarray, year_rows: int, year_starts: np.ndarray, year_games: int,  # year so far
-    members: np.ndarray, n_members: int,  # the year's players, in order of first game
-    legacy_players: np.ndarray,  # int32: the players who played last year
-    table_players: np.ndarray,  # int32: the previous table's players
-    records: np.ndarray,  # (players, 4) int32: wins, draws, losses, opponent pairs this year; updated
-    legacy: np.ndarray,  # float64: 0.10 × last December's rating, NaN if the player did not play then
-    last_rating: np.ndarray,  # float64: the previous table's rating (NaN: not listed); set to this one's
-    log_points: np.ndarray,  # float64: log_points[2W + D] = log10(W + D/2 + 1), long enough
-    values: np.ndarray, limbs: np.ndarray,  # work space: (players, 4) float64 and uint64
-):
+def club_month(month, registry, n_players, year, people, work):
     """Add the month's games to the year and compute the month-end table, in one pass.
 
     The registry, the year's rows and members get the month appended: they, and every
@@ -479,6 +305,12 @@ def club_month(
     rank, wins, draws, losses and games; columns their rating, win points, W%, S, base and
     legacy (W% and S NaN without a game).
     """
+    days, first_day, last_day, game_offsets, game_data, player_offsets, player_data, result_offsets, result_data = month
+    rows = days.shape[0]
+    id_offsets, id_data, slots, id_order = registry
+    year_players, year_rows, year_starts, year_games, members, n_members = year
+    records, legacy, legacy_players, last_rating, table_players = people
+    log_points, values, limbs = work
     outside = False
     for r in range(rows):
         outside |= (days[r] < first_day) | (days[r] > last_day)
@@ -488,8 +320,10 @@ def club_month(
                 return _failed(r + 1, n_players, 0, n_members)
     known = n_players
     players = year_players[year_rows : year_rows + rows]
-    n_players = _index_players(player_offsets, player_data, rows, id_offsets, id_data, slots, n_players, players)
-    _insert_by_id(id_order, known, n_players, id_offsets, id_data)
+    # The registry has room for the month's ids and keeps its table at most half full with them,
+    # so no array is replaced here.
+    n_players = number_rows(player_offsets, player_data, None, id_offsets, id_data, slots, n_players, players)[0]
+    extend_id_order(id_order, known, n_players, id_offsets, id_data)
     games = _group_games(game_offsets, game_data, rows, year_rows, year_starts, year_games)
     letters = np.empty(rows, np.uint8)
     rating_before = np.empty(rows)

@@ -28,6 +28,8 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.systems.club import kernel
+from pipeline.systems.kernels.ids import id_table
+from pipeline.systems.kernels.sort import sorted_by_id
 from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
 from schemas.club import ClubHistory, ClubRankings
 
@@ -152,7 +154,7 @@ class PlayerIds:
     """Player ids and their dense indices (in order of first appearance), shared like AppendLog.
 
     The UTF-8 ids are kept as Arrow-style offsets and bytes, with an open-addressing hash table
-    of indices and the indices in id order (pipeline.systems.club.kernel), so the kernel looks
+    of indices and the indices in id order (pipeline.systems.kernels.ids and .sort), so the kernel looks
     ids up and orders the table, and an Arrow array of the ids costs no copy. A state with n
     players owns indices 0..n-1; `size` is how many the newest state sharing this registry has.
     """
@@ -163,8 +165,8 @@ class PlayerIds:
         self.size = len(offsets) - 1
         self.offsets = np.array(offsets, np.int32)
         self.data = np.array(data, np.uint8)
-        self.slots = kernel.id_slots(self.offsets, self.data, self.size, _slot_count(4 * self.size))
-        self.order = kernel.sorted_by_id(np.arange(self.size, dtype=np.int32), self.offsets, self.data)
+        self.slots = id_table(self.offsets, self.data, self.size, _slot_count(4 * self.size))
+        self.order = sorted_by_id(np.arange(self.size, dtype=np.int32), self.offsets, self.data)
 
     def buffers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The first n players' (offsets, bytes)."""
@@ -184,7 +186,7 @@ class PlayerIds:
         # every id of the month is new.
         needed = max(4 * n, 2 * (n + ids))
         if len(registry.slots) < needed:
-            registry.slots = kernel.id_slots(registry.offsets, registry.data, n, _slot_count(needed))
+            registry.slots = id_table(registry.offsets, registry.data, n, _slot_count(needed))
         return registry
 
 
@@ -306,12 +308,14 @@ class ClubRating:
         values, limbs = _work_space(room)
         (status, n, games, n_members, (letters, rating_before, listed_before, rating_after),
          order, (id_offsets, id_bytes, played), counts, columns, max_games) = kernel.club_month(
-            _day_numbers(rows.column("finished_on")), _day_number(month.first_day), _day_number(month.last_day),
-            *_string_buffers(game_ids), *player_ids, *_string_buffers(rows.column("result")), m,
-            registry.offsets, registry.data, registry.slots, registry.order, n,
-            year_players.data, state.year_rows, year_starts.data, state.year_games,
-            members.data, state.n_members, state.legacy_players, state.table_players,
-            records, legacy, last_rating, log_points(2 * state.max_games + m + 1), values, limbs,
+            kernel.MonthRows(_day_numbers(rows.column("finished_on")), _day_number(month.first_day),
+                             _day_number(month.last_day), *_string_buffers(game_ids), *player_ids,
+                             *_string_buffers(rows.column("result"))),
+            kernel.Registry(registry.offsets, registry.data, registry.slots, registry.order), n,
+            kernel.YearRows(year_players.data, state.year_rows, year_starts.data, state.year_games,
+                            members.data, state.n_members),
+            kernel.PlayerArrays(records, legacy, state.legacy_players, last_rating, state.table_players),
+            kernel.WorkSpace(log_points(2 * state.max_games + m + 1), values, limbs),
         )
         if status > 0:  # found before anything changed
             row = status - 1

@@ -11,8 +11,8 @@ The encoding pipeline.systems.diwz.rules shares with these kernels:
     returns its chunks to a free list. `pool` holds [chunks ever used, first free chunk or -1,
     free chunks];
   - player ids are Arrow-style string buffers (int32 offsets, UTF-8 bytes) with an
-    open-addressing hash table of their numbers (`slots`, a power of two rows long, at most half
-    full; see _number_of) and `order`, every number in id order.
+    open-addressing hash table of their numbers (`slots`, pipeline.systems.kernels.ids) and
+    `order`, every number in id order.
 
 Floats are computed in the order and with the operations of the reference
 (pipeline.systems.diwz.reference), so results agree to the last bit: sums of W run over waiting (or
@@ -29,6 +29,8 @@ import numpy as np
 from numba import njit
 
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
+from pipeline.systems.kernels.ids import number_rows, prefix, run_end, same_bytes
+from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
 
@@ -81,7 +83,7 @@ CHUNK_FIELDS = 1 + 2 * CHUNK
 
 
 def _word(text: bytes) -> int:
-    """The first eight bytes of `text` as a little-endian word (as _prefix reads them), as int64."""
+    """The first eight bytes of `text` as a little-endian word (as kernels.ids.prefix reads them), as int64."""
     return int(np.frombuffer(text[:8].ljust(8, b"\0"), dtype="<i8")[0])
 
 
@@ -151,66 +153,6 @@ def set_keeps_until(records, count):
             rec.keeps_until = NO_DAY
 
 
-# --- strings ----------------------------------------------------------------------------------
-
-
-@njit(cache=True, inline="always")
-def _same_bytes(a, a_start, a_end, b, b_start, b_end):
-    if a_end - a_start != b_end - b_start:
-        return False
-    for k in range(a_end - a_start):
-        if a[a_start + k] != b[b_start + k]:
-            return False
-    return True
-
-
-@njit(cache=True, inline="always")
-def _same_string(data, start, end, word, other_start, other_end):
-    """Whether data[start:end] (whose _prefix is `word`) equals data[other_start:other_end]."""
-    if end - start != other_end - other_start or _prefix(data, other_start, other_end) != word:
-        return False
-    return end - start <= 8 or _same_bytes(data, start + 8, end, data, other_start + 8, other_end)
-
-
-@njit(cache=True, inline="always")
-def _prefix(data, start, end):
-    """The first eight bytes of data[start:end] as a little-endian word (zero-padded).
-
-    The reads use unsigned indices: numba then leaves out its fix-up for negative ones, which
-    made the eight reads several percent of the month's parsing."""
-    length = end - start
-    if start + 8 <= data.size:
-        at = np.uint64(start)
-        word = np.uint64(0)
-        for k in range(8):
-            word |= np.uint64(data[at + np.uint64(k)]) << np.uint64(8 * k)
-        if length >= 8:
-            return word
-        return word & ((np.uint64(1) << np.uint64(8 * length)) - np.uint64(1))
-    word = np.uint64(0)
-    for k in range(min(length, 8)):
-        word |= np.uint64(data[start + k]) << np.uint64(8 * k)
-    return word
-
-
-@njit(cache=True, inline="always")
-def _hash(prefix, data, start, end):
-    """A 64-bit hash of the bytes data[start:end], whose _prefix is `prefix`."""
-    h = (prefix ^ np.uint64(end - start)) * np.uint64(0xFF51AFD7ED558CCD)
-    h ^= h >> np.uint64(29)
-    k = start + 8
-    while k < end:
-        stop = min(k + 8, end)
-        word = np.uint64(0)
-        for j in range(k, stop):
-            word = (word << np.uint64(8)) | np.uint64(data[j])
-        h = (h ^ word) * np.uint64(0xFF51AFD7ED558CCD)
-        h ^= h >> np.uint64(29)
-        k = stop
-    h *= np.uint64(0xC4CEB9FE1A85EC53)
-    return h ^ (h >> np.uint64(32))
-
-
 # --- finish order (rule 2.3, pipeline.systems.diwz.finish) ------------------------------------
 
 
@@ -220,13 +162,13 @@ def result_category(data, start, end):
     ELIMINATED, DRAW, SOLO, and OUTSIDE_RESULT for survived, anarchy and anything else."""
     length = end - start
     if length == 4:
-        word = np.int64(_prefix(data, start, end))
+        word = np.int64(prefix(data, start, end))
         if word == _DRAW_WORD:
             return DRAW
         if word == _SOLO_WORD:
             return SOLO
     elif length == 10:
-        if np.int64(_prefix(data, start, end)) == _ELIMINATED_WORD and _same_bytes(data, start + 8, end, _ELIMINATED_TAIL, 0, 2):
+        if np.int64(prefix(data, start, end)) == _ELIMINATED_WORD and same_bytes(data, start + 8, end, _ELIMINATED_TAIL, 0, 2):
             return ELIMINATED
     return OUTSIDE_RESULT
 
@@ -276,119 +218,6 @@ def doubled_score(own, other):
     return (own > other) + (own >= other)
 
 
-# --- player ids -------------------------------------------------------------------------------
-
-
-@njit(cache=True, inline="always")
-def _number_of(data, start, end, index_offsets, index_data, slots, count, add):
-    """(number of the id data[start:end], slots, new count): -1 for an unknown id, or with
-    `add` the next number, its bytes appended to the index (whose offsets and bytes must have
-    room); the hash table is replaced by one twice the size when it would pass half full
-    (rehash builds it for ids numbered by other means).
-
-    A slot holds [number + (length << 32), the id's first eight bytes], so ids of up to eight
-    bytes are recognised without reading the id bytes."""
-    length = end - start
-    prefix = _prefix(data, start, end)
-    tag = np.int64(prefix)
-    mask = slots.shape[0] - 1
-    slot = np.int64(_hash(prefix, data, start, end) & np.uint64(mask))
-    while True:
-        entry = slots[slot, 0]
-        if entry < 0:
-            break
-        if slots[slot, 1] == tag and entry >> 32 == length:
-            number = entry & 0xFFFFFFFF
-            if length <= 8 or _same_bytes(index_data, index_offsets[number] + 8, index_offsets[number + 1],
-                                          data, start + 8, end):
-                return number, slots, count
-        slot = (slot + 1) & mask
-    if not add:
-        return -1, slots, count
-    size = index_offsets[count]
-    index_data[size:size + length] = data[start:end]
-    index_offsets[count + 1] = size + length
-    slots[slot, 0] = count + (np.int64(length) << 32)
-    slots[slot, 1] = tag
-    count += 1
-    if 2 * count > slots.shape[0]:
-        slots = rehash(index_offsets, index_data, count, 2 * slots.shape[0])
-    return count - 1, slots, count
-
-
-@njit(cache=True)
-def rehash(index_offsets, index_data, count, size):
-    """A hash table of `size` slots (a power of two) for the first `count` ids."""
-    slots = np.full((size, 2), -1, np.int64)
-    mask = size - 1
-    for number in range(count):
-        start, end = index_offsets[number], index_offsets[number + 1]
-        prefix = _prefix(index_data, start, end)
-        slot = np.int64(_hash(prefix, index_data, start, end) & np.uint64(mask))
-        while slots[slot, 0] >= 0:
-            slot = (slot + 1) & mask
-        slots[slot, 0] = number + (np.int64(end - start) << 32)
-        slots[slot, 1] = np.int64(prefix)
-    return slots
-
-
-@njit(cache=True)
-def _id_less(data, offsets, a, b):
-    """Whether id a sorts before id b (UTF-8 bytes in order = code points in order)."""
-    start_a, end_a = offsets[a], offsets[a + 1]
-    start_b, end_b = offsets[b], offsets[b + 1]
-    for k in range(min(end_a - start_a, end_b - start_b)):
-        x = data[start_a + k]
-        y = data[start_b + k]
-        if x != y:
-            return x < y
-    return end_a - start_a < end_b - start_b
-
-
-@njit(cache=True)
-def extend_id_order(order, data, offsets, first_new, total):
-    """`order` (the numbers 0..first_new-1 in id order) with first_new..total-1 merged in."""
-    new = np.arange(first_new, total)
-    count = new.size
-    # Bottom-up merge sort of the new ids.
-    scratch = np.empty_like(new)
-    width = 1
-    while width < count:
-        for lo in range(0, count, 2 * width):
-            mid = min(lo + width, count)
-            hi = min(lo + 2 * width, count)
-            a, b, out = lo, mid, lo
-            while a < mid and b < hi:
-                if _id_less(data, offsets, new[b], new[a]):
-                    scratch[out] = new[b]
-                    b += 1
-                else:
-                    scratch[out] = new[a]
-                    a += 1
-                out += 1
-            scratch[out:out + mid - a] = new[a:mid]
-            out += mid - a
-            scratch[out:out + hi - b] = new[b:hi]
-        new, scratch = scratch, new
-        width *= 2
-    # Each new id's place among the old ones by binary search, then one merging pass.
-    merged = np.empty(order.size + count, np.int64)
-    taken = 0
-    for at in range(count):
-        lo, hi = taken, order.size
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if _id_less(data, offsets, order[mid], new[at]):
-                lo = mid + 1
-            else:
-                hi = mid
-        merged[taken + at:lo + at] = order[taken:lo]
-        merged[lo + at] = new[at]
-        taken = lo
-    merged[taken + count:] = order[taken:]
-    return merged
-
-
 # --- the month's rows -------------------------------------------------------------------------
 
 
@@ -419,11 +248,7 @@ def parse_month(
     kept_rows = 0
     r = 0
     while r < rows:
-        start, stop = game_offsets[r], game_offsets[r + 1]
-        word = _prefix(game_data, start, stop)
-        end = r + 1
-        while end < rows and _same_string(game_data, start, stop, word, game_offsets[end], game_offsets[end + 1]):
-            end += 1
+        end = run_end(game_offsets, game_data, r, rows)
         if row_rated[r]:
             game_start[games] = kept_rows
             game_day[games] = row_day[r]
@@ -446,6 +271,9 @@ def parse_month(
     finish = np.empty(kept_rows, np.int64)
     players = np.empty(kept_rows, np.int64)
     first_new = count
+    # The index has room for every row's id: only the table may be replaced.
+    count, _, _, slots = number_rows(player_offsets, player_data, kept[:kept_rows], index_offsets, index_data,
+                                     slots, count, players)
     for g in range(games):
         lo, hi = game_start[g], game_start[g + 1]
         for i in range(lo, hi):
@@ -457,11 +285,12 @@ def parse_month(
                 if year_validity.size == 0 or (year_validity[bit >> 3] >> (bit & 7)) & 1:
                     year = row_year[k]
             key[i] = finish_key(category[i], row_centres[k], year, hi - lo, game_supply[g])
-            players[i], slots, count = _number_of(player_data, player_offsets[k], player_offsets[k + 1],
-                                                  index_offsets, index_data, slots, count, True)
         finish_values(category, key, lo, hi, finish)
     if count > first_new:
-        order = extend_id_order(order, index_data, index_offsets, first_new, count)
+        grown = np.empty(count, order.dtype)
+        grown[:first_new] = order
+        extend_id_order(grown, first_new, count, index_offsets, index_data)
+        order = grown
     return (game_start[:games + 1], game_day[:games], keep, finish, players, chunks_needed,
             slots, count, order)
 
@@ -557,30 +386,62 @@ def _clear_pending(rec):
 
 
 @njit(cache=True)
-def _strike_off(rec, chunks, pool):
-    """No rating any more: a newcomer again, with nothing waiting or collected."""
-    rec.rated = False
-    rec.rating = 0
-    rec.evaluations = 0
-    rec.last_evaluated = NO_DAY
-    rec.rated_since = NO_DAY
-    rec.keeps_until = NO_DAY
+def _set_rating(rec, rated, rating, evaluations, last_evaluated, rated_since, keeps_until, chunks, pool):
+    """The record's rating anew, with nothing waiting or collected."""
+    rec.rated = rated
+    rec.rating = rating
+    rec.evaluations = evaluations
+    rec.last_evaluated = last_evaluated
+    rec.rated_since = rated_since
+    rec.keeps_until = keeps_until
     _clear_pending(rec)
     _free_collection(rec, chunks, pool)
+
+
+@njit(cache=True)
+def _strike_off(rec, chunks, pool):
+    """No rating any more: a newcomer again, with nothing waiting or collected."""
+    _set_rating(rec, False, 0, 0, NO_DAY, NO_DAY, NO_DAY, chunks, pool)
 
 
 @njit(cache=True)
 def _establish(rec, rating, evaluations, day, last_evaluated, keeps_until, chunks, pool):
     """A new rating given on `day` (1600-0 at start, or the Erstzahl), standing until
     `keeps_until` (two years after `day`)."""
-    rec.rated = True
-    rec.rating = rating
-    rec.evaluations = evaluations
-    rec.last_evaluated = last_evaluated
-    rec.rated_since = day
-    rec.keeps_until = keeps_until
-    _clear_pending(rec)
-    _free_collection(rec, chunks, pool)
+    _set_rating(rec, True, rating, evaluations, last_evaluated, day, keeps_until, chunks, pool)
+
+
+# --- the month's history rows ----------------------------------------------------------------
+# rate_month's columns: rows of its floats, integers and flags (see there).
+_BEFORE, _AFTER, _SCORE, _NIVEAU, _EXPECTED, _PERFORMANCE = range(6)
+_OPPONENTS, _EVALUATIONS = range(2)
+_POOLED, _BEFORE_GIVEN, _AFTER_GIVEN, _NIVEAU_GIVEN, _EXPECTED_GIVEN, _PERFORMANCE_GIVEN, _EVALUATIONS_GIVEN = range(7)
+
+
+@njit(cache=True)
+def _game_results(r, doubled, opponent_sum, m, floats, flags):
+    """Row r's score and niveau from the game's `m` results alone (doubled points, opponents' ratings)."""
+    floats[_SCORE, r] = doubled * 0.5
+    if m > 0:
+        floats[_NIVEAU, r] = opponent_sum / m
+        flags[_NIVEAU_GIVEN, r] = True
+
+
+@njit(cache=True)
+def _evaluation(r, rating, points, count, opponent_sum, expected, performance, pooled, evaluations,
+                floats, integers, flags):
+    """Row r's columns when its results are evaluated: the new rating, and the points, opponents,
+    niveau, expected points and performance over all `count` results evaluated."""
+    floats[_AFTER, r] = rating
+    floats[_SCORE, r] = points
+    floats[_NIVEAU, r] = opponent_sum / count
+    floats[_EXPECTED, r] = expected
+    floats[_PERFORMANCE, r] = performance
+    integers[_OPPONENTS, r] = count
+    integers[_EVALUATIONS, r] = evaluations
+    flags[_POOLED, r] = pooled
+    for given in range(_AFTER_GIVEN, _EVALUATIONS_GIVEN + 1):  # rating_after .. evaluations are given
+        flags[given, r] = True
 
 
 # --- the month --------------------------------------------------------------------------------
@@ -607,11 +468,9 @@ def rate_month(game_start, game_day, finish, players, records, chunks, pool,
     floats = np.zeros((6, rows), np.float64)
     integers = np.zeros((2, rows), np.int64)
     flags = np.zeros((7, rows), np.bool_)
-    before_out, after_out, score_out, niveau_out, expected_out, performance_out = (
-        floats[0], floats[1], floats[2], floats[3], floats[4], floats[5])
-    opponents_out, evaluations_out = integers[0], integers[1]
-    pooled_out, before_ok, after_ok, niveau_ok, expected_ok, performance_ok, evaluations_ok = (
-        flags[0], flags[1], flags[2], flags[3], flags[4], flags[5], flags[6])
+    before_out, expected_out = floats[_BEFORE], floats[_EXPECTED]
+    opponents_out, evaluations_out = integers[_OPPONENTS], integers[_EVALUATIONS]
+    before_ok, expected_ok, evaluations_ok = flags[_BEFORE_GIVEN], flags[_EXPECTED_GIVEN], flags[_EVALUATIONS_GIVEN]
 
     # The end of the strike-off clock for the days of this month (its games lie within it).
     first_day = month_end - 31
@@ -712,10 +571,7 @@ def rate_month(game_start, game_day, finish, players, records, chunks, pool,
                         game_score += result_score[t]
                         game_opponents += before[j]
                         t += 1
-                score_out[r] = game_score * 0.5
-                if m > 0:
-                    niveau_out[r] = game_opponents / m
-                    niveau_ok[r] = True
+                _game_results(r, game_score, game_opponents, m, floats, flags)
                 had_earlier = rec.collected_count > 0
                 _append_collected(rec, result_score, result_opponent, m, chunks, pool)
                 count = np.int64(rec.collected_count)
@@ -730,18 +586,9 @@ def rate_month(game_start, game_day, finish, players, records, chunks, pool,
                 for opponent in opponents:
                     expected += whole_expectation(first, opponent, w_table, ten)
                     opponent_sum += opponent
-                after_out[r] = first
-                after_ok[r] = True
-                score_out[r] = points
-                opponents_out[r] = count
-                niveau_out[r] = opponent_sum / count
-                expected_out[r] = expected
-                expected_ok[r] = True
-                performance_out[r] = first + (points - expected) * SCALE / count
-                performance_ok[r] = True
-                pooled_out[r] = had_earlier
-                evaluations_out[r] = 1
-                evaluations_ok[r] = True
+                performance = first + (points - expected) * SCALE / count
+                _evaluation(r, first, points, count, opponent_sum, expected, performance, had_earlier, 1,
+                            floats, integers, flags)
                 _establish(rec, first, 1, day, day, keeps, chunks, pool)
                 continue
 
@@ -774,10 +621,7 @@ def rate_month(game_start, game_day, finish, players, records, chunks, pool,
             evaluations_ok[r] = True
             if not evaluate:
                 rec.pending_count = count
-                score_out[r] = game_score * 0.5
-                if m > 0:
-                    niveau_out[r] = game_opponents / m
-                    niveau_ok[r] = True
+                _game_results(r, game_score, game_opponents, m, floats, flags)
                 expected_out[r] = expected
                 evaluations_out[r] = rec.evaluations
                 continue
@@ -786,19 +630,10 @@ def rate_month(game_start, game_day, finish, players, records, chunks, pool,
             points = doubled * 0.5
             performance = old + (points - expected) * SCALE / count
             new = half_up_int(old + (performance - old) * count / (DEVELOPMENT + count))
-            after_out[r] = new
-            after_ok[r] = True
-            score_out[r] = points
-            opponents_out[r] = count
-            niveau_out[r] = opponent_sum / count
-            niveau_ok[r] = True
-            expected_out[r] = expected
-            performance_out[r] = performance
-            performance_ok[r] = True
-            pooled_out[r] = waiting > 0
             rec.rating = new
             rec.evaluations += 1
-            evaluations_out[r] = rec.evaluations
+            _evaluation(r, new, points, count, opponent_sum, expected, performance, waiting > 0, rec.evaluations,
+                        floats, integers, flags)
             rec.last_evaluated = day
             rec.keeps_until = keeps
             _clear_pending(rec)
@@ -835,33 +670,6 @@ def _write_int(buffer, at, value):
         buffer[at + place] = 48 + value % 10
         value //= 10
     return at + width
-
-
-@njit(cache=True)
-def _stable_order(keys):
-    """The positions of `keys` in ascending order, equal keys in their given order."""
-    order = np.arange(keys.size)
-    scratch = np.empty_like(order)
-    width = 1
-    while width < keys.size:
-        for lo in range(0, keys.size, 2 * width):
-            mid = min(lo + width, keys.size)
-            hi = min(lo + 2 * width, keys.size)
-            a, b, out = lo, mid, lo
-            while a < mid and b < hi:
-                if keys[order[b]] < keys[order[a]]:
-                    scratch[out] = order[b]
-                    b += 1
-                else:
-                    scratch[out] = order[a]
-                    a += 1
-                out += 1
-            scratch[out:out + mid - a] = order[a:mid]
-            out += mid - a
-            scratch[out:out + hi - b] = order[b:hi]
-        order, scratch = scratch, order
-        width *= 2
-    return order
 
 
 _LONGEST_ENTRY = 41   # the longest display string: two int64 values (20 characters each) and "-"
@@ -919,7 +727,7 @@ def rankings(records, count, id_rank):
                 start[slot] += 1
         else:
             # Ratings too far apart to count: a stable merge sort, best first.
-            order = _stable_order(high - rating_by_id)
+            order = stable_order(high - rating_by_id)
             for at in range(listed):
                 places[at] = place_by_id[order[at]]
 

@@ -56,6 +56,8 @@ import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
+from pipeline.systems.kernels.ids import id_table
+from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
 from pipeline.systems.diwz.kernel import (  # noqa: F401  (the rule constants, re-exported)
     DEVELOPMENT, MAX_FIRST_RATING_STEPS, MIN_FIRST_RESULTS, MIN_RESULTS, SCALE, SLOPE, START_RATING,
@@ -164,8 +166,11 @@ class PlayerIndex:
         slots = len(self.slots)
         while 2 * total > slots:
             slots *= 2
-        self.slots = kernel.rehash(self.offsets, self.data, total, slots)
-        self.set_order(total, kernel.extend_id_order(self.order, self.data, self.offsets, first, total))
+        self.slots = id_table(self.offsets, self.data, total, slots)
+        order = np.empty(total, dtype=np.int64)
+        order[:first] = self.order
+        extend_id_order(order, first, total, self.offsets, self.data)
+        self.set_order(total, order)
 
     def set_order(self, count: int, order: np.ndarray) -> None:
         """Take `count` ids in `order` (after new ids were numbered)."""
@@ -186,7 +191,7 @@ class PlayerIndex:
         clone.offsets[:count + 1] = self.offsets[:count + 1]
         clone.data[:size] = self.data[:size]
         clone.count = count
-        clone.slots = kernel.rehash(clone.offsets, clone.data, count, max(len(clone.slots), 1 << (2 * count).bit_length()))
+        clone.slots = id_table(clone.offsets, clone.data, count, max(len(clone.slots), 1 << (2 * count).bit_length()))
         clone.set_order(count, self.order[self.order < count])
         return clone
 

@@ -171,8 +171,8 @@ class PlayerIds:
     """player_id <-> player number (numbers in order of first appearance).
 
     The ids' UTF-8 bytes in Arrow's string layout (`pool`, `offsets`), found through an
-    open-addressing hash table (`slots`) by the compiled eagle_kernel.number_ids; the kernels
-    compare the bytes for the table's last tie-break.
+    open-addressing hash table (`slots`, pipeline.systems.kernels.ids) by the compiled
+    eagle_kernel.number_ids; the kernels compare the bytes for the table's last tie-break.
     """
 
     count: int
@@ -258,10 +258,19 @@ def _build_live(state: EagleState, capacity: int) -> LiveTable:
     live = LiveTable(np.zeros((capacity + 1, eagle_table.NODE_COLUMNS), dtype=np.int32),
                      np.zeros(capacity, dtype=np.bool_), np.zeros(capacity, dtype=np.bool_),
                      np.zeros(3, dtype=np.int64))
-    kernel.build_live(state.order, TREE_SIZES, live.nodes, live.listed, live.in_tree, live.meta,
-                      np.empty(capacity + 1, dtype=np.int32), state.points, state.games, state.last,
-                      state.ids.offsets, state.ids.pool)
+    kernel.build_live(state.order, _live_arrays(live, capacity), _table_keys(state))
     return live
+
+
+def _live_arrays(live: LiveTable, capacity: int) -> kernel.LiveArrays:
+    """What the kernels read and change of a live table, with scratch space for `capacity` players."""
+    return kernel.LiveArrays(TREE_SIZES, live.nodes, live.listed, live.in_tree, live.meta,
+                             np.empty(capacity + 1, dtype=np.int32))
+
+
+def _table_keys(state: EagleState) -> kernel.TableKeys:
+    """The per-player arrays that order the table."""
+    return kernel.TableKeys(state.points, state.games, state.last, state.ids.offsets, state.ids.pool)
 
 
 _NO_LIVE_TABLE = LiveTable(np.zeros((1, eagle_table.NODE_COLUMNS), dtype=np.int32), np.zeros(0, dtype=np.bool_),
@@ -396,11 +405,12 @@ class EaglePoints:
         before, after, contribution, value, earned = cents
         rookie, first = np.empty(n_rows, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_)
         order = kernel.run_month(
-            live, day_number(month.first_day), as_of, state.order, CONTRIBUTION_CENTS, UNLISTED_CENTS,
-            game_start, game_day, row_player, row_result, row_centres, published_cents,
-            points, games, last, recent, year_points, year_played, state.ids.offsets, state.ids.pool,
-            TREE_SIZES, table.nodes, table.listed, table.in_tree, table.meta, np.empty(capacity + 1, dtype=np.int32),
-            before, after, contribution, value, earned, rookie, first)
+            live, day_number(month.first_day), as_of, state.order,
+            kernel.Contributions(CONTRIBUTION_CENTS, UNLISTED_CENTS, published_cents),
+            kernel.MonthGames(game_start, game_day, row_player, row_result, row_centres),
+            kernel.TableKeys(points, games, last, state.ids.offsets, state.ids.pool),
+            kernel.Tallies(recent, year_points, year_played), _live_arrays(table, capacity),
+            kernel.RowOutputs(before, after, contribution, value, earned, rookie, first))
 
         best_victory = with_month_best(best_victory, row_result == kernel.SOLO, value, player_ids, game_ids)
         best_rookie = with_month_best(best_rookie, rookie, earned, player_ids, game_ids)

@@ -27,11 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-NIL = 0
+from pipeline.systems.kernels import plain_njit
+from pipeline.systems.kernels.ids import id_less
 
-# Helpers that allocate nothing are compiled without numba's reference counting: otherwise every
-# call that is not inlined pays an atomic increment and decrement per array argument.
-plain_njit = njit(cache=True, _nrt=False)
+NIL = 0
 LEFT, RIGHT, SIZE, POINTS = 0, 1, 2, 3
 NODE_COLUMNS = 4
 
@@ -55,46 +54,25 @@ def priority(node):
 @plain_njit
 def precedes(a, b, points, games, last, id_offsets, id_bytes):
     """Whether player a comes before player b in the table (a != b)."""
-    return key_precedes(points[a], games[a], last[a], a, b, points, games, last, id_offsets, id_bytes)
+    return key_precedes(points[a], games[a], last[a], a, points[b], b, games, last, id_offsets, id_bytes)
 
 
 @plain_njit
-def id_before(a, b, id_offsets, id_bytes):
-    """Whether player a's id sorts before player b's: their UTF-8 bytes compared byte by byte,
-    which orders like Python's str comparison (by code point)."""
-    i, i_end = id_offsets[a], id_offsets[a + 1]
-    j, j_end = id_offsets[b], id_offsets[b + 1]
-    while i < i_end and j < j_end:
-        if id_bytes[i] != id_bytes[j]:
-            return id_bytes[i] < id_bytes[j]
-        i += 1
-        j += 1
-    return i_end - i < j_end - j
-
-
-@plain_njit
-def key_precedes(points_x, games_x, last_x, x, b, points, games, last, id_offsets, id_bytes):
-    """precedes(x, b) with x's points, games and last game already loaded (x != b)."""
-    if points_x != points[b]:
-        return points_x > points[b]
+def key_precedes(points_x, games_x, last_x, x, points_b, b, games, last, id_offsets, id_bytes):
+    """precedes(x, b) with x's points, games and last game and b's points already loaded (x != b)."""
+    if points_x != points_b:
+        return points_x > points_b
     if games_x != games[b]:
         return games_x < games[b]
     if last_x != last[b]:
         return last_x > last[b]
-    return id_before(x, b, id_offsets, id_bytes)
+    return id_less(id_offsets, id_bytes, x, b)
 
 
 @plain_njit
 def node_precedes(points_x, games_x, last_x, x, t, nodes, games, last, id_offsets, id_bytes):
     """precedes(x, node t's player) with x's points, games and last game already loaded."""
-    if points_x != nodes[t, POINTS]:
-        return points_x > nodes[t, POINTS]
-    b = t - 1
-    if games_x != games[b]:
-        return games_x < games[b]
-    if last_x != last[b]:
-        return last_x > last[b]
-    return id_before(x, b, id_offsets, id_bytes)
+    return key_precedes(points_x, games_x, last_x, x, nodes[t, POINTS], t - 1, games, last, id_offsets, id_bytes)
 
 
 @plain_njit
@@ -107,9 +85,10 @@ def _fix_sizes(stack, count, nodes):
 
 @plain_njit
 def split(t, x, nodes, stack, points, games, last, id_offsets, id_bytes):
-    """Split the tree t into the players before x and the players after x (x not in t)."""
-    l_root = NIL
-    r_root = NIL
+    """Split the tree t into the players before x and the players after x (x not in t).
+
+    Top down, each node is hung below the last node of its side: as the right child on the
+    left, the left child on the right. NIL's own children stand for the two roots meanwhile."""
     l_tail = NIL  # rightmost node of the left result, whose right child is still open
     r_tail = NIL  # leftmost node of the right result, whose left child is still open
     count = 0
@@ -118,23 +97,18 @@ def split(t, x, nodes, stack, points, games, last, id_offsets, id_bytes):
         stack[count] = t
         count += 1
         if not node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes):
-            if l_tail == NIL:
-                l_root = t
-            else:
-                nodes[l_tail, RIGHT] = t
+            nodes[l_tail, RIGHT] = t
             l_tail = t
             t = nodes[t, RIGHT]
         else:
-            if r_tail == NIL:
-                r_root = t
-            else:
-                nodes[r_tail, LEFT] = t
+            nodes[r_tail, LEFT] = t
             r_tail = t
             t = nodes[t, LEFT]
-    if l_tail != NIL:
-        nodes[l_tail, RIGHT] = NIL
-    if r_tail != NIL:
-        nodes[r_tail, LEFT] = NIL
+    nodes[l_tail, RIGHT] = NIL
+    nodes[r_tail, LEFT] = NIL
+    l_root, r_root = nodes[NIL, RIGHT], nodes[NIL, LEFT]
+    nodes[NIL, RIGHT] = NIL
+    nodes[NIL, LEFT] = NIL
     _fix_sizes(stack, count, nodes)
     return l_root, r_root
 
@@ -179,6 +153,19 @@ def merge(a, b, nodes, stack):
 
 
 @plain_njit
+def _hang(root, parent, went_left, t, nodes):
+    """The root once subtree t hangs where a descent from it stopped (the `went_left` child of
+    `parent`; t becomes the root when parent is NIL)."""
+    if parent == NIL:
+        return t
+    if went_left:
+        nodes[parent, LEFT] = t
+    else:
+        nodes[parent, RIGHT] = t
+    return root
+
+
+@plain_njit
 def insert(root, x, nodes, stack, points, games, last, id_offsets, id_bytes):
     """Put player x (not in the tree) into the tree; returns the new root."""
     node = x + 1
@@ -197,13 +184,7 @@ def insert(root, x, nodes, stack, points, games, last, id_offsets, id_bytes):
     nodes[node, RIGHT] = high
     nodes[node, SIZE] = 1 + nodes[low, SIZE] + nodes[high, SIZE]
     nodes[node, POINTS] = px
-    if parent == NIL:
-        return node
-    if went_left:
-        nodes[parent, LEFT] = node
-    else:
-        nodes[parent, RIGHT] = node
-    return root
+    return _hang(root, parent, went_left, node, nodes)
 
 
 @plain_njit
@@ -226,13 +207,7 @@ def remove(root, x, nodes, stack, points, games, last, id_offsets, id_bytes):
     nodes[node, RIGHT] = NIL
     nodes[node, SIZE] = 0
     nodes[node, POINTS] = 0
-    if parent == NIL:
-        return joined
-    if went_left:
-        nodes[parent, LEFT] = joined
-    else:
-        nodes[parent, RIGHT] = joined
-    return root
+    return _hang(root, parent, went_left, joined, nodes)
 
 
 @plain_njit

@@ -3,10 +3,8 @@ for the compiled kernels; pipeline.core.months holds the same rules for Python d
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-# Small leaf functions: without numba's reference counting they inline into the hot loops.
-plain_njit = njit(cache=True, _nrt=False)
+from pipeline.systems.kernels import plain_njit
 
 
 @plain_njit

@@ -1,0 +1,192 @@
+"""Strings in Arrow's layout for the compiled kernels: comparing them, and numbering player ids.
+
+A string column is a pair (int32 offsets, UTF-8 bytes): row r is data[offsets[r]:offsets[r + 1]].
+UTF-8 bytes compared bytewise order like Python's str comparison (by code point).
+
+Player ids are numbered 0, 1, ... in order of first appearance; id v is
+pool[offsets[v]:offsets[v + 1]], and an open-addressing hash table `slots` finds the number of an
+id: an int64 array of shape (size, 2), size a power of two, kept at most half full. A used row
+holds [number | length << 32, the id's prefix], an unused one -1s, so an id of up to eight bytes
+is recognised without reading the pool.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from pipeline.systems.kernels import plain_njit
+
+MIX_1 = np.uint64(0xFF51AFD7ED558CCD)
+MIX_2 = np.uint64(0xC4CEB9FE1A85EC53)
+_ALL_BYTES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_S29 = np.uint64(29)
+_S32 = np.uint64(32)
+
+
+@plain_njit
+def same_bytes(a, a_start, a_stop, b, b_start, b_stop):
+    """Whether the byte strings a[a_start:a_stop] and b[b_start:b_stop] are equal."""
+    if a_stop - a_start != b_stop - b_start:
+        return False
+    for k in range(a_stop - a_start):
+        if a[a_start + k] != b[b_start + k]:
+            return False
+    return True
+
+
+@plain_njit
+def prefix(data, start, stop):
+    """The first eight bytes of data[start:stop] packed little-endian (zero-padded), as uint64.
+
+    Where the buffer holds eight bytes from `start`, all eight are read and those past `stop`
+    masked off, so no branch depends on the length; unsigned indices spare numba's check for
+    negative ones on every read."""
+    length = stop - start
+    at = np.uint64(start)
+    word = np.uint64(0)
+    if start + 8 <= data.shape[0]:
+        for k in range(8):
+            word |= np.uint64(data[at + np.uint64(k)]) << np.uint64(8 * k)
+        keep = _ALL_BYTES if length >= 8 else (np.uint64(1) << np.uint64(8 * length)) - np.uint64(1)
+        return word & keep
+    for k in range(min(length, 8)):
+        word |= np.uint64(data[at + np.uint64(k)]) << np.uint64(8 * k)
+    return word
+
+
+@plain_njit
+def same_string(data, start, stop, word, other_start, other_stop):
+    """Whether data[start:stop] (whose prefix is `word`) equals data[other_start:other_stop]."""
+    if stop - start != other_stop - other_start or prefix(data, other_start, other_stop) != word:
+        return False
+    return stop - start <= 8 or same_bytes(data, start + 8, stop, data, other_start + 8, other_stop)
+
+
+@plain_njit
+def run_end(offsets, data, r, rows):
+    """The first row after r (rows at most) whose string differs from row r's: equal strings
+    come in consecutive runs (a game's rows)."""
+    start, stop = offsets[r], offsets[r + 1]
+    word = prefix(data, start, stop)
+    end = r + 1
+    while end < rows and same_string(data, start, stop, word, offsets[end], offsets[end + 1]):
+        end += 1
+    return end
+
+
+@plain_njit
+def id_less(offsets, data, a, b):
+    """Whether string a sorts before string b (UTF-8 bytes in order = code points in order)."""
+    start_a, stop_a = offsets[a], offsets[a + 1]
+    start_b, stop_b = offsets[b], offsets[b + 1]
+    for k in range(min(stop_a - start_a, stop_b - start_b)):
+        x, y = data[start_a + k], data[start_b + k]
+        if x != y:
+            return x < y
+    return stop_a - start_a < stop_b - start_b
+
+
+@plain_njit
+def id_hash(word, data, start, stop):
+    """A 64-bit hash of data[start:stop], whose prefix is `word`: its bytes are mixed in a
+    word (eight bytes) at a time, multiply and xorshift."""
+    h = (np.uint64(word) ^ np.uint64(stop - start)) * MIX_1
+    h ^= h >> _S29
+    k = start + 8
+    while k < stop:
+        h = (h ^ prefix(data, k, stop)) * MIX_1
+        h ^= h >> _S29
+        k += 8
+    h *= MIX_2
+    return h ^ (h >> _S32)
+
+
+@njit(cache=True)
+def id_table(offsets, pool, count, size):
+    """A hash table of `size` rows (a power of two, at least 2 × count) holding ids 0..count-1."""
+    slots = np.full((size, 2), -1, np.int64)
+    mask = size - 1
+    for number in range(count):
+        start, stop = offsets[number], offsets[number + 1]
+        word = prefix(pool, start, stop)
+        slot = np.int64(id_hash(word, pool, start, stop) & np.uint64(mask))
+        while slots[slot, 0] >= 0:
+            slot = (slot + 1) & mask
+        slots[slot, 0] = number | (np.int64(stop - start) << 32)
+        slots[slot, 1] = np.int64(word)
+    return slots
+
+
+@njit(cache=True)
+def number_rows(offsets, data, rows, pool_offsets, pool, slots, count, out):
+    """The number of the id of each row rows[i] of the string column (offsets, data) into out[i]
+    (rows None: every row in order); unknown ids get the next numbers, from `count` on, their
+    bytes appended to the pool. Returns
+    (count, pool_offsets, pool, slots): the pool and its offsets are replaced by larger ones
+    when full, the table by one twice the size when it would pass half full."""
+    n = offsets.shape[0] - 1 if rows is None else rows.shape[0]
+    done = 0
+    while True:
+        done, count = _number_some(offsets, data, rows, n, done, pool_offsets, pool, slots, count, out)
+        if 2 * count > slots.shape[0]:
+            slots = id_table(pool_offsets, pool, count, 2 * slots.shape[0])
+        elif done < n:  # the next new id does not fit in the pool
+            r = done if rows is None else rows[done]
+            length = offsets[r + 1] - offsets[r]
+            pool_offsets = with_room(pool_offsets, count + 1, count + 2)
+            pool = with_room(pool, pool_offsets[count], pool_offsets[count] + length)
+        else:
+            return count, pool_offsets, pool, slots
+
+
+@njit(cache=True)
+def with_room(array, used, size):
+    """`array`, or a larger one (at least twice the size, zeros after) holding its first `used` entries."""
+    if size <= array.shape[0]:
+        return array
+    grown = np.zeros(max(2 * array.shape[0], size), dtype=array.dtype)
+    for k in range(used):
+        grown[k] = array[k]
+    return grown
+
+
+@plain_njit
+def _number_some(offsets, data, rows, n, done, pool_offsets, pool, slots, count, out):
+    """number_rows from the `done`-th of its n rows on, until the table is more than half full or the pool has no
+    room for the next new id; returns (rows done, count). The table is probed here, in the loop
+    over the rows: a lookup takes a few nanoseconds, and a call per row, which is not inlined,
+    would cost as much again, as would arrays that may be replaced within the loop."""
+    mask = slots.shape[0] - 1
+    for i in range(done, n):
+        r = i if rows is None else rows[i]
+        start, stop = offsets[r], offsets[r + 1]
+        length = np.int64(stop - start)
+        word = prefix(data, start, stop)
+        tag = np.int64(word)
+        slot = np.int64(id_hash(word, data, start, stop) & np.uint64(mask))
+        number = np.int64(-1)
+        while slots[slot, 0] >= 0:
+            entry = slots[slot, 0]
+            if slots[slot, 1] == tag and entry >> 32 == length:
+                known = entry & 0xFFFFFFFF
+                if length <= 8 or same_bytes(data, start + 8, stop, pool, pool_offsets[known] + 8,
+                                             pool_offsets[known + 1]):
+                    number = known
+                    break
+            slot = (slot + 1) & mask
+        if number >= 0:
+            out[i] = number
+            continue
+        used = pool_offsets[count]
+        if count + 2 > pool_offsets.shape[0] or used + length > pool.shape[0]:
+            return i, count
+        out[i] = count
+        for k in range(length):
+            pool[used + k] = data[start + k]
+        pool_offsets[count + 1] = used + length
+        slots[slot, 0] = count | (length << 32)
+        slots[slot, 1] = tag
+        count += 1
+        if 2 * count > slots.shape[0]:
+            return i + 1, count
+    return n, count

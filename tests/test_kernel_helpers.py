@@ -1,0 +1,244 @@
+"""The compiled helpers the systems' kernels share (pipeline.systems.kernels): strings and player
+ids (ids.py) and stable sorting over encoded keys (sort.py), against plain Python."""
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.systems.eagle import kernel as eagle_kernel
+from pipeline.systems.kernels import ids, sort
+
+WORD = 2**64 - 1
+
+
+def buffers(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Arrow-style int32 offsets and bytes of the strings."""
+    offsets = np.zeros(len(strings) + 1, np.int32)
+    offsets[1:] = np.cumsum([len(s) for s in strings])
+    data = np.frombuffer(b"".join(strings), np.uint8) if any(strings) else np.zeros(0, np.uint8)
+    return offsets, data.copy()
+
+
+def bytes_order(a: bytes, b: bytes) -> int:
+    """The comparison the kernels' string orders follow: bytewise, a prefix first."""
+    return (a > b) - (a < b)
+
+
+def python_prefix(text: bytes) -> int:
+    return int.from_bytes(text[:8].ljust(8, b"\0"), "little")
+
+
+def python_hash(text: bytes) -> int:
+    mix_1, mix_2 = int(ids.MIX_1), int(ids.MIX_2)
+    h = ((python_prefix(text) ^ len(text)) * mix_1) & WORD
+    h ^= h >> 29
+    for k in range(8, len(text), 8):
+        h = ((h ^ python_prefix(text[k:])) * mix_1) & WORD
+        h ^= h >> 29
+    h = (h * mix_2) & WORD
+    return h ^ (h >> 32)
+
+
+# Strings that probe the encoding: empty, zero bytes, one a prefix of another, equal first chunks
+# (7 bytes) and words (8 bytes), several chunks long, and code points of every UTF-8 length.
+TRICKY = ["", "\0", "\0\0", "a", "a\0", "a\0\0", "ab", "abcdefg", "abcdefg\0", "abcdefgh", "abcdefgi",
+          "abcdefghijklmn", "abcdefghijklmn\0", "abcdefghijklmno", "abcdefghijklmnopqrstuvwxyz", "abcdefgz",
+          "p0001", "p00010", "p0002", "\x7f", "\x80", "é", "éa", "\u0800", "\uffff", "\U00010000", "\U0010ffff"]
+id_strings = st.text(st.characters(codec="utf-8"), max_size=24) | st.sampled_from(TRICKY)
+
+
+# --- bytes -------------------------------------------------------------------------------------
+
+
+@settings(deadline=None)  # a first call may compile
+@given(a=st.binary(max_size=20), b=st.binary(max_size=20), pad=st.integers(0, 9))
+def test_same_bytes_and_prefix_match_python(a, b, pad):
+    data = np.frombuffer(b"#" * pad + a + b + b"#" * pad, np.uint8)
+    a_start, b_start = pad, pad + len(a)
+    assert ids.same_bytes(data, a_start, a_start + len(a), data, b_start, b_start + len(b)) == (a == b)
+    # read in the middle of the buffer, and at its very end (fewer than eight bytes left)
+    assert int(ids.prefix(data, a_start, a_start + len(a))) == python_prefix(a)
+    tail = np.frombuffer(a, np.uint8) if a else np.zeros(0, np.uint8)
+    assert int(ids.prefix(tail, 0, len(a))) == python_prefix(a)
+    word = np.uint64(ids.prefix(data, a_start, a_start + len(a)))  # numba hands back a Python int
+    assert ids.same_string(data, a_start, a_start + len(a), word, b_start, b_start + len(b)) == (a == b)
+
+
+def test_same_bytes_tells_apart_one_byte():
+    text = np.frombuffer(b"abcdefghijk", np.uint8)
+    assert ids.same_bytes(text, 0, 11, text.copy(), 0, 11)
+    for at in range(11):  # one byte changed, wherever it is
+        other = text.copy()
+        other[at] ^= 0x20
+        assert not ids.same_bytes(text, 0, 11, other, 0, 11), at
+        assert not ids.same_bytes(other, 0, 11, text, 0, 11), at
+    assert not ids.same_bytes(text, 0, 10, text, 0, 11)
+    assert ids.same_bytes(text, 3, 3, text, 7, 7)
+
+
+@settings(deadline=None)
+@given(strings=st.lists(st.sampled_from([b"g1", b"g2", b"game-000000001", b"game-000000002", b""]), max_size=30))
+def test_run_end_finds_runs_of_equal_strings(strings):
+    offsets, data = buffers(strings)
+    ends, r = [], 0
+    while r < len(strings):
+        r = ids.run_end(offsets, data, r, len(strings))
+        ends.append(r)
+    expected = list(itertools.accumulate(len(list(run)) for _, run in itertools.groupby(strings)))
+    assert ends == expected
+
+
+@settings(deadline=None)
+@given(strings=st.lists(id_strings, min_size=2, max_size=8))
+def test_id_less_is_code_point_order(strings):
+    offsets, data = buffers([s.encode() for s in strings])
+    for a, b in itertools.product(range(len(strings)), repeat=2):
+        assert ids.id_less(offsets, data, a, b) == (strings[a] < strings[b]), (strings[a], strings[b])
+
+
+@settings(deadline=None)
+@given(text=st.binary(max_size=40), pad=st.integers(0, 9))
+def test_id_hash_is_the_word_at_a_time_mix(text, pad):
+    data = np.frombuffer(b"x" * pad + text + b"y" * pad, np.uint8)
+    word = np.uint64(ids.prefix(data, pad, pad + len(text)))
+    assert int(ids.id_hash(word, data, pad, pad + len(text))) == python_hash(text)
+
+
+def test_id_hash_depends_on_every_byte_and_the_length():
+    texts = [b"", b"\0", b"\0\0", b"abcdefgh", b"abcdefgh\0", b"abcdefghijklmnopq", b"abcdefghijklmnopr"]
+    hashes = set()
+    for text in texts:
+        data = np.frombuffer(text, np.uint8) if text else np.zeros(0, np.uint8)
+        hashes.add(int(ids.id_hash(np.uint64(ids.prefix(data, 0, len(text))), data, 0, len(text))))
+    assert len(hashes) == len(texts)
+
+
+# --- the id table ------------------------------------------------------------------------------
+
+
+@settings(deadline=None)
+@given(stream=st.lists(id_strings, max_size=120), data=st.data())
+def test_number_rows_numbers_ids_in_order_of_first_appearance(stream, data):
+    encoded = [s.encode() for s in stream]
+    offsets, id_bytes = buffers(encoded)
+    rows = np.array(data.draw(st.lists(st.integers(0, max(len(stream) - 1, 0)), max_size=2 * len(stream))
+                              if stream else st.just([])), np.int64)
+    pool_offsets, pool = np.zeros(2, np.int32), np.zeros(1, np.uint8)  # tiny: everything has to grow
+    slots = np.full((2, 2), -1, np.int64)
+    out = np.empty(len(rows), np.int64)
+    seen: dict[bytes, int] = {}
+    expected = [seen.setdefault(encoded[r], len(seen)) for r in rows]
+    # in two calls, the second going on from the first's count and table
+    half = len(rows) // 2
+    count, pool_offsets, pool, slots = ids.number_rows(offsets, id_bytes, rows[:half], pool_offsets, pool, slots,
+                                                       0, out[:half])
+    count, pool_offsets, pool, slots = ids.number_rows(offsets, id_bytes, rows[half:], pool_offsets, pool, slots,
+                                                       count, out[half:])
+    assert out.tolist() == expected
+    assert count == len(seen) and 2 * count <= slots.shape[0]
+    assert [bytes(pool[pool_offsets[v]:pool_offsets[v + 1]]) for v in range(count)] == sorted(seen, key=seen.get)
+    # A table rebuilt from the pool numbers the same ids alike and adds nothing.
+    rebuilt = ids.id_table(pool_offsets, pool, count, max(4, 2 * slots.shape[0]))
+    again = np.empty(len(rows), np.int64)
+    numbered = ids.number_rows(offsets, id_bytes, rows, pool_offsets, pool, rebuilt, count, again)
+    assert numbered[0] == count and numbered[1] is pool_offsets and numbered[2] is pool
+    # rows None: every row in order (ids the rows left out are new)
+    every = np.empty(len(stream), np.int64)
+    count = ids.number_rows(offsets, id_bytes, None, pool_offsets, pool, rebuilt, count, every)[0]
+    assert every.tolist() == [seen.setdefault(text, len(seen)) for text in encoded] and count == len(seen)
+    assert again.tolist() == expected
+
+
+# --- sorting -----------------------------------------------------------------------------------
+
+
+@settings(deadline=None)
+@given(keys=st.lists(st.integers(-3, 3), max_size=300) | st.lists(st.integers(-2**63, 2**63 - 1), max_size=60)
+       | st.lists(st.sampled_from([-2**63, -1, 0, 2**62, 2**63 - 1]), max_size=60))
+def test_stable_order_is_a_stable_sort(keys):
+    array = np.array(keys, np.int64)
+    assert sort.stable_order(array).tolist() == sorted(range(len(keys)), key=keys.__getitem__)
+
+
+def test_stable_order_every_way_keeps_ties_in_order():
+    rng = np.random.default_rng(5)
+    narrow = rng.integers(0, 4, 5_000)
+    for keys in (narrow,                      # radix-sorted, one pass
+                 narrow * 2**40 + 7,          # radix-sorted, four passes
+                 (narrow - 2) * 2**62,        # more than 2**63 apart: merge sort
+                 narrow[:200] * 2**40):       # a few keys: merge sort
+        order = sort.stable_order(keys.astype(np.int64))
+        assert order.tolist() == sorted(range(len(keys)), key=lambda k: keys[k])
+        assert order.tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+@settings(deadline=None)
+@given(keys=st.lists(st.integers(0, 2**62), max_size=400) | st.lists(st.integers(0, 40), max_size=400))
+def test_radix_order_sorts_positions_and_keys(keys):
+    array = np.array(keys, np.int64)
+    order, ordered = sort.radix_order(array, max(keys, default=0))
+    expected = sorted(range(len(keys)), key=keys.__getitem__)
+    assert order.tolist() == expected and ordered.tolist() == [keys[k] for k in expected]
+
+
+@settings(deadline=None)
+@given(strings=st.lists(id_strings, max_size=50), data=st.data())
+def test_sorted_by_id_is_python_sort_on_the_byte_comparison(strings, data):
+    # Ties (equal ids) keep their given order.
+    encoded = [s.encode() for s in strings]
+    offsets, id_bytes = buffers(encoded)
+    players = np.array(data.draw(st.permutations(range(len(strings)))), np.int32)
+    expected = sorted(players.tolist(), key=functools.cmp_to_key(lambda a, b: bytes_order(encoded[a], encoded[b])))
+    assert sort.sorted_by_id(players, offsets, id_bytes).tolist() == expected
+    assert [strings[p] for p in expected] == sorted(strings)
+
+
+def test_sorted_by_id_on_long_shared_prefixes():
+    stems = ["", "x" * 7, "x" * 13, "x" * 14, "x" * 15, "x" * 40]
+    strings = [stem + tail for stem in stems for tail in ("", "\0", "a", "ab", "a" * 8, "b")]
+    strings += strings[::3]  # and some twice
+    encoded = [s.encode() for s in strings]
+    offsets, id_bytes = buffers(encoded)
+    players = np.random.default_rng(1).permutation(len(strings)).astype(np.int64)
+    expected = sorted(players.tolist(), key=lambda p: encoded[p])
+    assert sort.sorted_by_id(players, offsets, id_bytes).tolist() == expected
+
+
+@settings(deadline=None)
+@given(strings=st.lists(id_strings, unique=True, max_size=40), data=st.data())
+def test_extend_id_order_merges_new_ids_in(strings, data):
+    offsets, id_bytes = buffers([s.encode() for s in strings])
+    known = data.draw(st.integers(0, len(strings)))
+    order = np.zeros(len(strings), np.int32)
+    order[:known] = sorted(range(known), key=strings.__getitem__)
+    sort.extend_id_order(order, known, len(strings), offsets, id_bytes)
+    assert order.tolist() == sorted(range(len(strings)), key=strings.__getitem__)
+
+
+def table_inputs(rng, n, points_span):
+    points = rng.integers(0, points_span, n).astype(np.int64)
+    points[: n // 3] = points[0]  # many equal points, games and last games: the id decides
+    games = rng.integers(1, 4, n).astype(np.int64)
+    last = rng.integers(18_000, 18_003, n).astype(np.int32)
+    names = [f"p{int(k):03d}" if k % 5 else f"p{int(k):03d}-long-suffix" for k in rng.permutation(n)]
+    offsets, id_bytes = buffers([s.encode() for s in names])
+    return (points, games, last, offsets, id_bytes), names
+
+
+def test_table_sorts_match_the_table_comparison():
+    rng = np.random.default_rng(7)
+    for points_span in (10, 2**61):  # packed into one key, or one stable sort per key
+        keys, names = table_inputs(rng, 400, points_span)
+        points, games, last = keys[:3]
+
+        def table_key(p):
+            return (-int(points[p]), int(games[p]), -int(last[p]), names[p].encode())
+
+        players = rng.permutation(400).astype(np.int32)
+        expected = sorted(players.tolist(), key=table_key)
+        assert eagle_kernel.sort_players(players, *keys).tolist() == expected
+        assert eagle_kernel._sort_by_each_key(players, *keys).tolist() == expected
