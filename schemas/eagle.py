@@ -7,8 +7,9 @@ from pandera.ibis import DataFrameModel, Field
 
 from schemas.outputs import HistoryBase, RankingsBase
 
+PLAYER_OF_THE_MONTH = "player_of_the_month"  # the one monthly award; the others are the year's titles
 AWARD_NAMES = (
-    "player_of_the_month",
+    PLAYER_OF_THE_MONTH,
     "king_of_the_mountain",
     "most_valuable_victory",
     "runner_of_the_year",
@@ -47,8 +48,8 @@ class EagleAwards(DataFrameModel):
     """The month's Eagle awards (player of the month; in December also the year's titles)."""
 
     award: str = Field(isin=list(AWARD_NAMES), description="Award name: player_of_the_month, king_of_the_mountain, most_valuable_victory, runner_of_the_year or rookie_of_the_year.")
-    year: int = Field(ge=1954, description="Year of the award (the snapshot's year).")
-    month: int = Field(ge=1, le=12, description="Month of the award: the snapshot's month; 12 for the yearly titles.")
+    period: str = Field(str_length={"min_value": 4, "max_value": 7},
+                        description="What the award stands for: the month (\"2019-06\") for player_of_the_month, the year (\"2019\") for the yearly titles, which the December snapshot carries.")
     player_id: str = Field(description="The winner; a shared award has one row per winner.")
     value: float = Field(description="The number that won it: change of table points, table points, game value or points.")
     game_id: str = Field(nullable=True, description="The game that earned the award (most valuable victory, rookie of the year); null otherwise.")

@@ -26,7 +26,7 @@ from tests.fixtures.eagle_cases import listing_window_games
 TABLE_COLUMNS = ["rank", "player_id", "rating", "points", "games", "last_game_date", "points_to_defend", "new_eagles"]
 HISTORY_COLUMNS = ["source_id", "source_date", "player_id", "rating_before", "rating_after",
                    "contribution", "game_value", "points"]
-AWARD_COLUMNS = ["award", "year", "month", "player_id", "value", "game_id"]
+AWARD_COLUMNS = ["award", "period", "player_id", "value", "game_id"]
 
 
 def monthly_inputs(rows: list[dict]) -> list[MonthInput]:

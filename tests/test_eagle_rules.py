@@ -52,7 +52,7 @@ def history_rows(out: MonthOutput, game_id: str) -> dict[str, dict]:
 
 
 def awards(out: MonthOutput) -> list[tuple]:
-    """The month's awards as (award, year, month, player_id, value, game_id) tuples."""
+    """The month's awards as (award, period, player_id, value, game_id) tuples."""
     return [tuple(row.values()) for row in out.extras["awards"].to_pylist()]
 
 
@@ -318,32 +318,32 @@ def test_results_belong_to_the_responsible_player():
 def test_awards_on_a_small_history():
     outputs = run_months(cases.awards_games(), last=Month(2023, 12))
     assert awards(outputs[Month(2022, 12)]) == [
-        ("player_of_the_month", 2022, 12, "aw_d1", 3.50, None),
-        ("king_of_the_mountain", 2022, 12, "aw_d1", 3.50, None),
-        ("most_valuable_victory", 2022, 12, "aw_d1", 3.50, "aw_g0"),
-        ("runner_of_the_year", 2022, 12, "aw_d1", 3.50, None),
-        ("rookie_of_the_year", 2022, 12, "aw_d1", 3.50, "aw_g0"),
+        ("player_of_the_month", "2022-12", "aw_d1", 3.50, None),
+        ("king_of_the_mountain", "2022", "aw_d1", 3.50, None),
+        ("most_valuable_victory", "2022", "aw_d1", 3.50, "aw_g0"),
+        ("runner_of_the_year", "2022", "aw_d1", 3.50, None),
+        ("rookie_of_the_year", "2022", "aw_d1", 3.50, "aw_g0"),
     ]
     # a1 and a2 both gained 1.50 from nothing: shared.
     assert awards(outputs[Month(2023, 1)]) == [
-        ("player_of_the_month", 2023, 1, "aw_a1", 1.50, None),
-        ("player_of_the_month", 2023, 1, "aw_a2", 1.50, None),
+        ("player_of_the_month", "2023-01", "aw_a1", 1.50, None),
+        ("player_of_the_month", "2023-01", "aw_a2", 1.50, None),
     ]
     assert awards(outputs[Month(2023, 2)]) == []  # nobody played
-    assert awards(outputs[Month(2023, 3)]) == [("player_of_the_month", 2023, 3, "aw_b1", 5.00, None)]
+    assert awards(outputs[Month(2023, 3)]) == [("player_of_the_month", "2023-03", "aw_b1", 5.00, None)]
     # d1 stands at 6.00 but gained 2.50, as much as the newcomer e1: the change counts, not the total.
     assert awards(outputs[Month(2023, 9)]) == [
-        ("player_of_the_month", 2023, 9, "aw_d1", 2.50, None),
-        ("player_of_the_month", 2023, 9, "aw_e1", 2.50, None),
+        ("player_of_the_month", "2023-09", "aw_d1", 2.50, None),
+        ("player_of_the_month", "2023-09", "aw_e1", 2.50, None),
     ]
     assert awards(outputs[Month(2023, 12)]) == [
         # d1: 3.50 from 2022 + 2.50 = 6.00 heads the table, though b1 scored most in 2023.
-        ("king_of_the_mountain", 2023, 12, "aw_d1", 6.00, None),
-        ("most_valuable_victory", 2023, 12, "aw_b1", 5.00, "aw_g2"),
-        ("most_valuable_victory", 2023, 12, "aw_c1", 5.00, "aw_g3"),
-        ("runner_of_the_year", 2023, 12, "aw_b1", 5.01, None),
-        ("rookie_of_the_year", 2023, 12, "aw_b1", 5.00, "aw_g2"),
-        ("rookie_of_the_year", 2023, 12, "aw_c1", 5.00, "aw_g3"),
+        ("king_of_the_mountain", "2023", "aw_d1", 6.00, None),
+        ("most_valuable_victory", "2023", "aw_b1", 5.00, "aw_g2"),
+        ("most_valuable_victory", "2023", "aw_c1", 5.00, "aw_g3"),
+        ("runner_of_the_year", "2023", "aw_b1", 5.01, None),
+        ("rookie_of_the_year", "2023", "aw_b1", 5.00, "aw_g2"),
+        ("rookie_of_the_year", "2023", "aw_c1", 5.00, "aw_g3"),
     ]
 
 

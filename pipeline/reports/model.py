@@ -248,7 +248,7 @@ def eagle_awards(awards: list[dict], month: Month, names: dict[str, str]) -> Sec
     body = []
     for award in awards:
         title = AWARD_TITLES.get(award["award"], award["award"])
-        title += f" {month_name(month)}" if award["award"] == "player_of_the_month" else f" {award['year']}"
+        title += f" {month_name(month)}" if award["award"] == "player_of_the_month" else f" {award['period']}"
         value = award["value"]
         shown = (f"+{decimal_text(value)}" if award["award"] == "player_of_the_month" and value >= 0
                  else decimal_text(value))

@@ -13,6 +13,7 @@ from decimal import Decimal
 from pipeline.core.months import Month, add_years
 from pipeline.core.rounding import half_up
 from pipeline.systems.games import Game
+from schemas.eagle import PLAYER_OF_THE_MONTH
 
 
 @dataclass
@@ -184,8 +185,8 @@ def month_awards(month: Month, games_of: dict[str, list[Entry]], players_this_mo
 
 
 def _award(award: str, month: Month, player_id: str, value: Decimal, game_id: str | None) -> dict:
-    return {"award": award, "year": month.year, "month": month.month, "player_id": player_id,
-            "value": value, "game_id": game_id}
+    return {"award": award, "period": str(month) if award == PLAYER_OF_THE_MONTH else str(month.year),
+            "player_id": player_id, "value": value, "game_id": game_id}
 
 
 def as_rows(rows: list[dict], columns: list[str]) -> list[dict]:

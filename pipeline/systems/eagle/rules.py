@@ -53,7 +53,7 @@ from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
 from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
-from schemas.eagle import EagleAwards, EagleHistory, EagleRankings
+from schemas.eagle import PLAYER_OF_THE_MONTH, EagleAwards, EagleHistory, EagleRankings
 
 POSITION_MODES = ("published", "live")
 GAMES_COUNTED = kernel.GAMES_COUNTED    # only the last 10 finished games count
@@ -78,8 +78,7 @@ HISTORY_SCHEMA = history_schema(
 
 AWARDS_SCHEMA = pa.schema([
     ("award", pa.string()),
-    ("year", pa.int64()),
-    ("month", pa.int64()),
+    ("period", pa.string()),
     ("player_id", pa.string()),
     ("value", pa.float64()),
     ("game_id", pa.string()),
@@ -283,8 +282,13 @@ _NO_LIVE_TABLE = LiveTable(np.zeros((1, eagle_table.NODE_COLUMNS), dtype=np.int3
 
 def award_row(award: str, month: Month, player_id: str, value_cents: int, game_id: str | None = None) -> dict:
     """One awards-table row."""
-    return {"award": award, "year": month.year, "month": month.month, "player_id": player_id,
+    return {"award": award, "period": award_period(award, month), "player_id": player_id,
             "value": cents_to_float(value_cents), "game_id": game_id}
+
+
+def award_period(award: str, month: Month) -> str:
+    """What an award stands for: the month ("2019-06") for player of the month, else the year ("2019")."""
+    return str(month) if award == PLAYER_OF_THE_MONTH else str(month.year)
 
 
 def best_entries(best: Best, value: int, entries: tuple[tuple[str, str], ...]) -> Best:
@@ -426,7 +430,7 @@ class EaglePoints:
         players = row_player[first_rows]
         changes = points[players] - np.maximum(before[first_rows], 0)
         winners, change = top_players(players, changes, new_state)
-        awards = [award_row("player_of_the_month", month, pid, change) for pid in winners]
+        awards = [award_row(PLAYER_OF_THE_MONTH, month, pid, change) for pid in winners]
         if month.month == 12:
             awards += yearly_award_rows(month, new_state)
 
