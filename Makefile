@@ -9,17 +9,26 @@ WAREHOUSE ?= data/warehouse
 # The user's Dagster instance, for `make run` and `make ui` only: the tests make their own.
 run ui: export DAGSTER_HOME ?= $(CURDIR)/$(WAREHOUSE)/.dagster
 
-.PHONY: setup run test ui bench integration clean
+.PHONY: setup compile run test ui bench integration clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "diprank needs Python 3.11 (set PYTHON=python3.11)")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(MAKE) --no-print-directory compile
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# Compile the rating kernels into numba's cache once, at setup, by rating a small generated feed
+# (the same code and types as a real run), so the first real run does not wait for the compiler.
+compile:
+	rm -rf $(VENV)/compile
+	$(BIN)/diprank generate --games 600 --players 80 --years 2 --events 8 --seed 1 --out $(VENV)/compile/raw > /dev/null
+	DAGSTER_HOME=$(CURDIR)/$(VENV)/compile/home $(BIN)/diprank run --raw $(VENV)/compile/raw --warehouse $(VENV)/compile/warehouse --quiet > /dev/null
+	rm -rf $(VENV)/compile
 
 run: $(STAMP)
 	$(BIN)/diprank run --raw data/raw --warehouse $(WAREHOUSE)
