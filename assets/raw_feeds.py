@@ -33,7 +33,7 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
     )
     def _raw(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         with diprank.changing_feeds(), diprank.duckdb() as con:
-            report = ingest_feed(con, diprank.settings().raw_path, feed)
+            report = ingest_feed(con, diprank.settings().raw_path, feed, diprank.warehouse)
             corrections = con.execute(
                 "SELECT record_key, replaced_file, replaced_line, by_file, by_line, changed "
                 "FROM corrections WHERE feed = ? ORDER BY record_key", [feed.name]
@@ -49,6 +49,7 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
         return MaterializeResult(
             metadata={
                 "files": len(report.files),
+                "files_read": len(report.parsed),
                 "rows_in": report.rows_in,
                 "replaced_rows": len(corrections),
                 "files_rejected": len({p.source_file for p in report.problems if p.source_line is None}),

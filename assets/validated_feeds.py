@@ -1,7 +1,5 @@
 """Validated feed assets: each feed's Pandera model run inside DuckDB; failures to quarantine."""
 
-import os
-
 from dagster import (
     AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, AssetKey, AssetsDefinition,
     MaterializeResult, MetadataValue, asset,
@@ -10,10 +8,11 @@ from dagster import (
 from assets.raw_feeds import raw_asset_name
 from assets.metadata import column_schema
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, Feed
-from pipeline.ingest.fingerprints import write_month_fingerprints
+from pipeline.ingest.deliveries import export_done, export_due
+from pipeline.ingest.fingerprints import fingerprints_path, write_month_fingerprints
 from pipeline.defs.resources import DiprankResource
 from pipeline.warehouse.sql import quote_ident, quote_literal
-from pipeline.warehouse.store import Warehouse, publish_file
+from pipeline.warehouse.store import Warehouse, export_parquet
 from pipeline.ingest.validation import FEED_MODELS, QUARANTINE_TABLE, validate_and_count
 
 GROUP = "validated"
@@ -31,16 +30,12 @@ EXTRA_UPSTREAM = {
 }
 
 
-def export_parquet(con, warehouse: Warehouse, query: str, path) -> None:
-    """COPY a query to a temporary local Parquet file, then publish it whole (COPY takes no parameters)."""
-    if warehouse.remote:
-        staging = warehouse.local_dir
-    else:
-        staging = path.parent  # same folder: the rename is atomic
-    staging.mkdir(parents=True, exist_ok=True)
-    tmp = staging / f".{path.name}.{os.getpid()}.tmp"
-    con.execute(f"COPY ({query}) TO {quote_literal(str(tmp))} (FORMAT parquet, COMPRESSION zstd)")
-    publish_file(tmp, path)
+def feed_files(warehouse: Warehouse, feed: Feed) -> list:
+    """The warehouse files written from a validated feed."""
+    files = [warehouse.validated(feed.name), warehouse.quarantine(feed.name)]
+    if feed.name in FINGERPRINTED:
+        files.append(fingerprints_path(warehouse, FINGERPRINTED[feed.name]))
+    return files
 
 
 def export_feed(con, warehouse: Warehouse, feed: Feed) -> None:
@@ -51,7 +46,7 @@ def export_feed(con, warehouse: Warehouse, feed: Feed) -> None:
     export_parquet(
         con, warehouse,
         f"SELECT * FROM {QUARANTINE_TABLE} WHERE feed = {quote_literal(feed.name)} "
-        "ORDER BY source_file, source_line NULLS FIRST, reason, record_key",
+        "ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail",
         warehouse.quarantine(feed.name),
     )
 
@@ -82,9 +77,13 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
         warehouse = diprank.warehouse
         with diprank.changing_feeds(), diprank.duckdb() as con:
             counts = validate_and_count(con, feed)
-            export_feed(con, warehouse, feed)
-            if feed.name in FINGERPRINTED:
-                write_month_fingerprints(con, warehouse, FINGERPRINTED[feed.name])
+            # Written only when the rows changed (or a file is missing): a run with nothing new
+            # leaves the feed's files untouched.
+            if export_due(con, feed, feed_files(warehouse, feed)):
+                export_feed(con, warehouse, feed)
+                if feed.name in FINGERPRINTED:
+                    write_month_fingerprints(con, warehouse, FINGERPRINTED[feed.name])
+                export_done(con, feed)
         if counts.quarantined or counts.files_rejected:
             context.log.warning(
                 f"{feed.name}: {counts.quarantined} row(s) quarantined, {counts.files_rejected} file(s) rejected: "
