@@ -8,17 +8,11 @@ from dagster import (
 from assets.raw_feeds import raw_asset_name
 from assets.metadata import column_schema
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, Feed
-from pipeline.ingest.deliveries import export_done, export_due
-from pipeline.ingest.fingerprints import fingerprints_path, write_month_fingerprints
 from pipeline.defs.resources import DiprankResource
-from pipeline.warehouse.sql import quote_ident, quote_literal
-from pipeline.warehouse.store import Warehouse, export_parquet
-from pipeline.ingest.validation import FEED_MODELS, QUARANTINE_TABLE, validate_and_count
+from pipeline.ingest.exports import publish_validated
+from pipeline.ingest.validation import FEED_MODELS, validate_and_count
 
 GROUP = "validated"
-
-# The validated asset after which each rated feed kind is complete: its month fingerprints are written then.
-FINGERPRINTED = {GAMES.name: "games", EVENT_RESULTS.name: "events"}
 
 BALANCED = "rows_balance"
 NOTHING_QUARANTINED = "nothing_quarantined"
@@ -28,27 +22,6 @@ EXTRA_UPSTREAM = {
     EVENTS.name: [raw_asset_name(EVENT_RESULTS)],
     EVENT_RESULTS.name: [EVENTS.name],
 }
-
-
-def feed_files(warehouse: Warehouse, feed: Feed) -> list:
-    """The warehouse files written from a validated feed."""
-    files = [warehouse.validated(feed.name), warehouse.quarantine(feed.name)]
-    if feed.name in FINGERPRINTED:
-        files.append(fingerprints_path(warehouse, FINGERPRINTED[feed.name]))
-    return files
-
-
-def export_feed(con, warehouse: Warehouse, feed: Feed) -> None:
-    """Write the valid rows and the feed's quarantine to the warehouse as Parquet."""
-    columns = ", ".join(quote_ident(c) for c in feed.column_names)
-    order = ", ".join(quote_ident(k) for k in feed.key)
-    export_parquet(con, warehouse, f"SELECT {columns} FROM {feed.name} ORDER BY {order}", warehouse.validated(feed.name))
-    export_parquet(
-        con, warehouse,
-        f"SELECT * FROM {QUARANTINE_TABLE} WHERE feed = {quote_literal(feed.name)} "
-        "ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail",
-        warehouse.quarantine(feed.name),
-    )
 
 
 def build_validated_asset(feed: Feed) -> AssetsDefinition:
@@ -77,13 +50,7 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
         warehouse = diprank.warehouse
         with diprank.changing_feeds(), diprank.duckdb() as con:
             counts = validate_and_count(con, feed)
-            # Written only when the rows changed (or a file is missing): a run with nothing new
-            # leaves the feed's files untouched.
-            if export_due(con, feed, feed_files(warehouse, feed)):
-                export_feed(con, warehouse, feed)
-                if feed.name in FINGERPRINTED:
-                    write_month_fingerprints(con, warehouse, FINGERPRINTED[feed.name])
-                export_done(con, feed)
+            publish_validated(con, warehouse, feed)
         if counts.quarantined or counts.files_rejected:
             context.log.warning(
                 f"{feed.name}: {counts.quarantined} row(s) quarantined, {counts.files_rejected} file(s) rejected: "

@@ -116,7 +116,11 @@ def load_ingest_manifest(warehouse: Warehouse) -> dict[str, dict[str, DeliveryRe
 
 def save_ingest_manifest(warehouse: Warehouse, manifest: dict[str, dict[str, DeliveryRecord]]) -> None:
     """Written whole, sorted, after the staged rows it points to: same raw folder, same bytes."""
-    feeds = {feed: [asdict(records[p]) for p in sorted(records)] for feed, records in sorted(manifest.items())}
+    feeds = {feed: [asdict(records[p]) for p in sorted(records)] for feed, records in sorted(manifest.items())
+             if records}  # a feed without files is left out, as in a run that never saw one
+    if not feeds:
+        manifest_path(warehouse).unlink(missing_ok=True)  # as in a run that never saw a file
+        return
     text = json.dumps({"version": MANIFEST_VERSION, "feeds": feeds}, sort_keys=True, indent=1, ensure_ascii=False)
     atomic_write_bytes(manifest_path(warehouse), text.encode("utf-8") + b"\n")
 

@@ -203,6 +203,13 @@ def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) ->
     return failures
 
 
+def refresh_statistics(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Rewrite a table whose rows were deleted. DuckDB's Parquet writer marks a column required
+    when the table's statistics say it holds no null, and statistics keep the nulls of deleted
+    rows: rewritten, they follow the rows alone, as in a table built from scratch."""
+    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(table)} AS SELECT * FROM {quote_ident(table)}")
+
+
 def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[str]]:
     """Validate the rows of the groups and files queued since the last validation: their valid
     rows replace theirs in `<feed>`, their failures theirs in the quarantine table. Returns the
@@ -268,12 +275,14 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
         [feed.name],
     )
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
-    con.execute(f"DELETE FROM {feed.name} WHERE {in_scope(feed)}")
+    (deleted,), = con.execute(f"DELETE FROM {feed.name} WHERE {in_scope(feed)}").fetchall()
     con.execute(
         f"""INSERT INTO {feed.name}
         SELECT {columns}, _source_file, _source_line FROM {candidates} c
         ANTI JOIN _quarantined q ON q.row_id = c._row_id"""
     )
+    if deleted:
+        refresh_statistics(con, feed.name)
     con.execute(f"DROP TABLE {candidates}")
     # Done last: a crash before this point leaves the work queued, and doing it again is harmless.
     queue_export(con, feed)
