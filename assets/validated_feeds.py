@@ -10,7 +10,7 @@ from assets.metadata import column_schema
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, Feed
 from pipeline.defs.resources import DiprankResource
 from pipeline.ingest.exports import publish_validated
-from pipeline.ingest.validation import FEED_MODELS, validate_and_count
+from pipeline.ingest.validation import FEED_MODELS, catch_up, ensure_report_tables, validate_and_count
 
 GROUP = "validated"
 
@@ -49,6 +49,8 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
     def _validated(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         warehouse = diprank.warehouse
         with diprank.changing_feeds(), diprank.duckdb() as con:
+            ensure_report_tables(con)
+            catch_up(con, feed, warehouse)
             counts = validate_and_count(con, feed)
             publish_validated(con, warehouse, feed)
         if counts.quarantined or counts.files_rejected:

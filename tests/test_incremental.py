@@ -320,3 +320,32 @@ def test_cli_runs_read_only_new_files_and_survive_a_lost_duckdb_file(tmp_path, p
     run(raw, warehouse)
     assert parsed == ["games/b.csv"]
     assert_equals_a_run_from_scratch(raw, warehouse, tmp_path / "scratch")
+
+
+def test_validation_on_another_worker_catches_up_from_the_warehouse(tmp_path, parsed):
+    """The ingest steps on one machine, the validation steps on another (each with a DuckDB file of
+    its own, one warehouse): the second reads no delivery and writes what a single machine would."""
+    from pipeline.ingest.validation import catch_up, ensure_report_tables
+
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
+    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
+    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
+    for step in range(2):
+        warehouse = Warehouse(root)
+        root.mkdir(parents=True, exist_ok=True)
+        first = duckdb.connect(str(tmp_path / f"first{step}.duckdb"))
+        for feed in VALIDATION_ORDER:
+            ingest_feed(first, raw, feed, warehouse)
+        first.close()
+        parsed.clear()
+        other = duckdb.connect(str(root / "diprank.duckdb"))
+        ensure_report_tables(other)
+        for feed in reversed(VALIDATION_ORDER):  # results before events: they catch up on the events
+            catch_up(other, feed, warehouse)
+            assert validate_and_count(other, feed).balanced
+            publish_validated(other, warehouse, feed)
+        other.close()
+        assert parsed == []
+        assert_equals_an_ingest_from_scratch(raw, root)
+        write_csv(raw / "games" / "b.csv", game(2, dt.date(2020, 2, 5), "g1"))

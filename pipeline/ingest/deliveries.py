@@ -166,6 +166,28 @@ def _create_typed(con, feed: Feed) -> None:
     con.execute("DELETE FROM quarantine WHERE feed = ? AND record_key IS NOT NULL", [feed.name])
 
 
+def _held_files(con, feed: Feed) -> dict[str, int]:
+    """File id -> number of the files whose rows the working copy holds; prepares an empty working
+    copy of the feed (and the table new files' rows arrive in) when it holds none."""
+    ensure_ingest_tables(con)
+    held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
+    if not held:
+        _create_typed(con, feed)  # a new working copy, or one from an older layout
+    con.execute(f"CREATE OR REPLACE TEMP TABLE arrived_{feed.name} AS "
+                f"SELECT {typed_columns(feed)}, '' AS _file_id FROM typed_{feed.name} WHERE false")
+    return held
+
+
+def adopt_manifest(con: duckdb.DuckDBPyConnection, feed: Feed, warehouse: Warehouse) -> list[DeliveryRecord] | None:
+    """Bring the working copy's rows of a feed in step with the warehouse's manifest, reading no
+    delivery (a step on another worker may have ingested them); the records if anything changed."""
+    _held_files(con, feed)
+    records = list(load_ingest_manifest(warehouse).get(feed.name, {}).values())
+    changed = sync_working_copy(con, feed, records, warehouse)
+    con.execute(f"DROP TABLE arrived_{feed.name}")
+    return records if changed else None
+
+
 def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
                       warehouse: Warehouse | None) -> IngestReport:
     """Bring `typed_<feed>` in step with the raw folder, reading only files not ingested before.
@@ -173,17 +195,12 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
     With a warehouse, new files' staged rows and the manifest are written there (rows first);
     without one (tests), every file is read and nothing is stored.
     """
-    ensure_ingest_tables(con)
-    held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
-    if not held:
-        _create_typed(con, feed)  # a new working copy, or one from an older layout
+    held = _held_files(con, feed)
     files, skipped = survey_feed(raw_dir, feed)
     manifest = load_ingest_manifest(warehouse) if warehouse else {}
     known = manifest.get(feed.name, {})
     report = IngestReport(feed.name)
     records: list[DeliveryRecord] = []
-    con.execute(f"CREATE OR REPLACE TEMP TABLE arrived_{feed.name} AS "
-                f"SELECT {typed_columns(feed)}, '' AS _file_id FROM typed_{feed.name} WHERE false")
     for path in files:
         source = path.relative_to(raw_dir).as_posix()
         size, digest = content_digest(path)
