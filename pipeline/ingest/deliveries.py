@@ -178,7 +178,8 @@ def _held_files(con, feed: Feed) -> dict[str, int]:
     return held
 
 
-def adopt_manifest(con: duckdb.DuckDBPyConnection, feed: Feed, warehouse: Warehouse) -> list[DeliveryRecord] | None:
+def adopt_manifest(con: duckdb.DuckDBPyConnection, feed: Feed,
+                   warehouse: Warehouse) -> list[DeliveryRecord] | None:
     """Bring the working copy's rows of a feed in step with the warehouse's manifest, reading no
     delivery (a step on another worker may have ingested them); the records if anything changed."""
     _held_files(con, feed)
@@ -252,12 +253,16 @@ def _stage_delivery(con, feed: Feed, path: Path, source: str, size: int, digest:
     )
 
 
+# Rows, files and groups of the files numbered in a list (parameter: the numbers).
+OF_FILES = "list_contains(CAST(? AS BIGINT[]), {column})"
+
+
 def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[DeliveryRecord],
                       warehouse: Warehouse | None) -> bool:
     """Drop the rows of files no longer delivered, load those of new files, queue the groups they
     touch for validation; returns whether anything changed. One transaction: a crash leaves the
     working copy as it was, and the next run finds the same difference."""
-    typed, group = f"typed_{feed.name}", quote_ident(GROUP_COLUMN[feed.name])
+    typed = f"typed_{feed.name}"
     held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
     wanted = {r.file_id for r in records}
     gone = [number for identifier, number in held.items() if identifier not in wanted]
@@ -266,29 +271,24 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
         return False
     con.begin()
     try:
-        touched = f"SELECT DISTINCT {group} FROM {typed} WHERE list_contains(CAST(? AS BIGINT[]), _delivery) AND {group} IS NOT NULL"
-        _queue(con, feed, touched, [gone],
-               f"SELECT path FROM {FILES_TABLE} WHERE feed = ? AND list_contains(CAST(? AS BIGINT[]), number)", [feed.name, gone])
-        con.execute(f"DELETE FROM {typed} WHERE list_contains(CAST(? AS BIGINT[]), _delivery)", [gone])
-        con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ? AND list_contains(CAST(? AS BIGINT[]), number)", [feed.name, gone])
-        number = con.execute(f"SELECT coalesce(max(number), -1) FROM {FILES_TABLE} WHERE feed = ?",
-                             [feed.name]).fetchall()[0][0]
+        _queue(con, feed, gone)
+        con.execute(f"DELETE FROM {typed} WHERE {OF_FILES.format(column='_delivery')}", [gone])
+        con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ? AND {OF_FILES.format(column='number')}",
+                    [feed.name, gone])
+        (number,), = con.execute(f"SELECT coalesce(max(number), -1) FROM {FILES_TABLE} WHERE feed = ?",
+                                 [feed.name]).fetchall()
         added = []
         for record in new:
             number += 1
             added.append(number)
-            con.execute(f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?)", [feed.name, record.path, record.file_id, number])
-            if record.staged == 0:
-                continue
-            arrived = con.execute(f"SELECT count(*) FROM arrived_{feed.name} WHERE _file_id = ?",
-                                  [record.file_id]).fetchall()[0][0]
-            source, parameters = ((f"arrived_{feed.name} WHERE _file_id = ?", [record.file_id]) if arrived else
-                                  ("read_parquet(?)", [file_location(staged_rows_path(warehouse, feed.name,
-                                                                                      record.file_id))]))
-            con.execute(f"INSERT INTO {typed} SELECT (CAST(? AS BIGINT) << 32) + {SOURCE_LINE}, "
-                        f"{typed_columns(feed)}, ?, false, false FROM {source}", [number, number, *parameters])
-        _queue(con, feed, touched, [added],
-               f"SELECT path FROM {FILES_TABLE} WHERE feed = ? AND list_contains(CAST(? AS BIGINT[]), number)", [feed.name, added])
+            con.execute(f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?)",
+                        [feed.name, record.path, record.file_id, number])
+            if record.staged:
+                source, parameters = _staged_rows(con, feed, record, warehouse)
+                # Row ids: the file's number and the line, unique in the working copy.
+                con.execute(f"INSERT INTO {typed} SELECT (CAST(? AS BIGINT) << 32) + {SOURCE_LINE}, "
+                            f"{typed_columns(feed)}, ?, false, false FROM {source}", [number, number, *parameters])
+        _queue(con, feed, added)
         _mark_repeated_keys(con, feed)
         con.commit()
     except BaseException:
@@ -297,11 +297,25 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
     return True
 
 
-def _queue(con, feed: Feed, groups_sql: str, group_parameters: list, files_sql: str, file_parameters: list) -> None:
-    """Queue groups (for the feed and the feeds linked to it) and files for validation."""
+def _staged_rows(con, feed: Feed, record: DeliveryRecord, warehouse: Warehouse | None) -> tuple[str, list]:
+    """Where a new file's staged rows are read from (SQL and parameters): the rows this run just
+    staged, else the file's Parquet in the warehouse."""
+    (arrived,), = con.execute(f"SELECT count(*) FROM arrived_{feed.name} WHERE _file_id = ?",
+                              [record.file_id]).fetchall()
+    if arrived:
+        return f"arrived_{feed.name} WHERE _file_id = ?", [record.file_id]
+    return "read_parquet(?)", [file_location(staged_rows_path(warehouse, feed.name, record.file_id))]
+
+
+def _queue(con, feed: Feed, numbers: list[int]) -> None:
+    """Queue for validation the files numbered and the groups their rows belong to (for the feed
+    and the feeds linked to it)."""
+    group = quote_ident(GROUP_COLUMN[feed.name])
     for name in (feed.name, *LINKED_FEEDS.get(feed.name, ())):
-        con.execute(f"INSERT INTO {PENDING_GROUPS} SELECT ?, * FROM ({groups_sql})", [name, *group_parameters])
-    con.execute(f"INSERT INTO {PENDING_FILES} SELECT ?, * FROM ({files_sql})", [feed.name, *file_parameters])
+        con.execute(f"""INSERT INTO {PENDING_GROUPS} SELECT DISTINCT ?, {group} FROM typed_{feed.name}
+                    WHERE {OF_FILES.format(column='_delivery')} AND {group} IS NOT NULL""", [name, numbers])
+    con.execute(f"INSERT INTO {PENDING_FILES} SELECT ?, path FROM {FILES_TABLE} "
+                f"WHERE feed = ? AND {OF_FILES.format(column='number')}", [feed.name, feed.name, numbers])
 
 
 def _mark_repeated_keys(con, feed: Feed) -> None:

@@ -1,11 +1,11 @@
-"""Read every delivery of a feed from the raw folder into DuckDB, typed, with lineage and corrections.
+"""Read a delivery file of a feed from the raw folder into DuckDB, typed, with lineage.
 
-Files are read in lexicographic order of their path; each file is one delivery. Each file is
-typed in one pass as DuckDB reads it: a column that already has the feed's type is taken as it
-is, anything else goes through text and `TRY_CAST`, so that a bad value becomes a recorded
+A feed's files are listed in lexicographic order of their path; each file is one delivery. Each
+file is typed in one pass as DuckDB reads it: a column that already has the feed's type is taken
+as it is, anything else goes through text and `TRY_CAST`, so that a bad value becomes a recorded
 problem on its row instead of an error for the whole file. An integer column takes whole numbers
-only (`whole_number_sql`). For a key delivered more than once, the latest delivery wins and the
-earlier rows are marked as replaced.
+only (`whole_number_sql`). Which files are read, and how a later delivery of a key replaces an
+earlier one, is `deliveries.py`'s.
 
 What the raw folder holds but a run does not read (links that cannot be followed, named pipes,
 folders that are no feed, repeated or unknown columns) is listed as `SkippedEntry` data; nothing
