@@ -3,8 +3,9 @@ DuckDB working copy kept in step with them.
 
 The warehouse holds the record of ingest, so that any worker sees it without a shared volume:
 
-- `ingest/manifest.json`: per feed, every delivery file of the raw folder (path, size, content
-  hash, file id, rows, file-level problems, skipped columns), sorted by path;
+- `ingest/<feed>/manifest.json`: every delivery file of the feed's folder (path, size, content
+  hash, file id, rows, file-level problems, skipped columns), sorted by path; one per feed, so
+  that the ingest steps of the feeds never write the same file;
 - `ingest/<feed>/<file id>.parquet`: the typed rows staged from one file (the id is a hash of
   the path and the content, so both files are a function of the raw folder alone).
 
@@ -93,36 +94,35 @@ def file_id(source: str, digest: str | None) -> str:
     return hashlib.blake2b(f"{source}\n{digest}".encode(), digest_size=16).hexdigest()
 
 
-def manifest_path(warehouse: Warehouse):
-    return warehouse.root / "ingest" / "manifest.json"
+def manifest_path(warehouse: Warehouse, feed: str):
+    return warehouse.root / "ingest" / feed / "manifest.json"
 
 
 def staged_rows_path(warehouse: Warehouse, feed: str, identifier: str):
     return warehouse.root / "ingest" / feed / f"{identifier}.parquet"
 
 
-def load_ingest_manifest(warehouse: Warehouse) -> dict[str, dict[str, DeliveryRecord]]:
-    """Feed -> path -> record of the files the warehouse's ingest state holds."""
-    path = manifest_path(warehouse)
+def load_ingest_manifest(warehouse: Warehouse, feed: str) -> dict[str, DeliveryRecord]:
+    """Path -> record of the feed's files the warehouse's ingest state holds."""
+    path = manifest_path(warehouse, feed)
     if not path.exists():
         return {}
     data = json.loads(path.read_bytes())
     if data.get("version") != MANIFEST_VERSION:
         return {}  # another layout: every file is read again
-    return {feed: {r["path"]: DeliveryRecord(**{**r, "problems": tuple(map(tuple, r["problems"])),
-                                                 "skipped": tuple(r["skipped"])}) for r in records}
-            for feed, records in data["feeds"].items()}
+    return {r["path"]: DeliveryRecord(**{**r, "problems": tuple(map(tuple, r["problems"])),
+                                         "skipped": tuple(r["skipped"])}) for r in data["files"]}
 
 
-def save_ingest_manifest(warehouse: Warehouse, manifest: dict[str, dict[str, DeliveryRecord]]) -> None:
+def save_ingest_manifest(warehouse: Warehouse, feed: str, records: list[DeliveryRecord]) -> None:
     """Written whole, sorted, after the staged rows it points to: same raw folder, same bytes."""
-    feeds = {feed: [asdict(records[p]) for p in sorted(records)] for feed, records in sorted(manifest.items())
-             if records}  # a feed without files is left out, as in a run that never saw one
-    if not feeds:
-        manifest_path(warehouse).unlink(missing_ok=True)  # as in a run that never saw a file
+    path = manifest_path(warehouse, feed)
+    if not records:
+        path.unlink(missing_ok=True)  # as in a run that never saw a file of the feed
         return
-    text = json.dumps({"version": MANIFEST_VERSION, "feeds": feeds}, sort_keys=True, indent=1, ensure_ascii=False)
-    atomic_write_bytes(manifest_path(warehouse), text.encode("utf-8") + b"\n")
+    files = [asdict(r) for r in sorted(records, key=lambda r: r.path)]
+    text = json.dumps({"version": MANIFEST_VERSION, "files": files}, sort_keys=True, indent=1, ensure_ascii=False)
+    atomic_write_bytes(path, text.encode("utf-8") + b"\n")
 
 
 def remove_unlisted_rows(warehouse: Warehouse, feed: str, records: list[DeliveryRecord]) -> None:
@@ -183,7 +183,7 @@ def adopt_manifest(con: duckdb.DuckDBPyConnection, feed: Feed,
     """Bring the working copy's rows of a feed in step with the warehouse's manifest, reading no
     delivery (a step on another worker may have ingested them); the records if anything changed."""
     _held_files(con, feed)
-    records = list(load_ingest_manifest(warehouse).get(feed.name, {}).values())
+    records = list(load_ingest_manifest(warehouse, feed.name).values())
     changed = sync_working_copy(con, feed, records, warehouse)
     con.execute(f"DROP TABLE arrived_{feed.name}")
     return records if changed else None
@@ -198,8 +198,7 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
     """
     held = _held_files(con, feed)
     files, skipped = survey_feed(raw_dir, feed)
-    manifest = load_ingest_manifest(warehouse) if warehouse else {}
-    known = manifest.get(feed.name, {})
+    known = load_ingest_manifest(warehouse, feed.name) if warehouse else {}
     report = IngestReport(feed.name)
     records: list[DeliveryRecord] = []
     for path in files:
@@ -213,9 +212,10 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
             continue
         records.append(_stage_delivery(con, feed, path, source, size, digest, warehouse))
         report.parsed.append(source)
-    if warehouse is not None and records != list(known.values()):
-        manifest[feed.name] = {r.path: r for r in records}
-        save_ingest_manifest(warehouse, manifest)
+    if warehouse is not None:
+        if records != list(known.values()):
+            save_ingest_manifest(warehouse, feed.name, records)
+        # Every run, after the manifest: rows of files gone, and those a crash left unlisted.
         remove_unlisted_rows(warehouse, feed.name, records)
     report.changed = sync_working_copy(con, feed, records, warehouse)
     con.execute(f"DROP TABLE arrived_{feed.name}")
