@@ -349,3 +349,43 @@ def test_validation_on_another_worker_catches_up_from_the_warehouse(tmp_path, pa
         assert parsed == []
         assert_equals_an_ingest_from_scratch(raw, root)
         write_csv(raw / "games" / "b.csv", game(2, dt.date(2020, 2, 5), "g1"))
+
+
+class Crash(Exception):
+    """Stands for a kill at one point of ingest."""
+
+
+CRASH_POINTS = {
+    "staged rows written, manifest not": ("pipeline.ingest.deliveries", "save_ingest_manifest"),
+    "manifest written, working copy not": ("pipeline.ingest.deliveries", "sync_working_copy"),
+    "validated, queue not cleared": ("pipeline.ingest.validation", "queue_export"),
+    "validated, files not written": ("pipeline.ingest.exports", "export_feed"),
+    "files written, not marked": ("pipeline.ingest.exports", "export_done"),
+}
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_an_ingest_interrupted_at_any_point_is_mended_by_the_next(tmp_path, monkeypatch, point):
+    """A changed file, a removed one and a new one; ingest stops at one point; the next ingest
+    ends where an ingest from scratch does."""
+    import importlib
+
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
+    write_csv(raw / "games" / "b.csv", game(2, dt.date(2020, 2, 5), "g2"))
+    write_csv(raw / "games" / "c.csv", game(3, dt.date(2020, 3, 5), "g3"))
+    ingest(raw, root)
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2019, 7, 5), "g1"))
+    (raw / "games" / "c.csv").unlink()
+    write_csv(raw / "games" / "d.csv", game(4, dt.date(2020, 2, 7), "g2"))
+    module, name = CRASH_POINTS[point]
+
+    def crash(*args, **kwargs):
+        raise Crash(point)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(importlib.import_module(module), name, crash)
+        with pytest.raises(Crash):
+            ingest(raw, root)
+    ingest(raw, root)
+    assert_equals_an_ingest_from_scratch(raw, root)
