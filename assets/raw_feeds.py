@@ -25,8 +25,9 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
         tags={"layer": "raw"},
         metadata={"dagster/column_schema": column_schema(FEED_MODELS[feed.name])},
         description=(
-            f"Every delivery under `<raw>/{feed.name}/` (CSV, Parquet, JSON Lines) read by DuckDB in "
-            "lexicographic order, typed, with source file and line. Later deliveries of a key replace "
+            f"Every delivery under `<raw>/{feed.name}/` (CSV, Parquet, JSON Lines) in lexicographic order, "
+            "typed, with source file and line; a file is read by DuckDB once (new or changed in place), "
+            "its staged rows kept in the warehouse under `ingest/`. Later deliveries of a key replace "
             "earlier ones; unreadable files are quarantined whole; what the folder holds but is not read "
             "(links that cannot be followed, named pipes, repeated or unknown columns) is listed as skipped."
         ),
@@ -38,6 +39,9 @@ def build_raw_feed_asset(feed: Feed) -> AssetsDefinition:
                 "SELECT record_key, replaced_file, replaced_line, by_file, by_line, changed "
                 "FROM corrections WHERE feed = ? ORDER BY record_key", [feed.name]
             ).fetchall()
+        context.log.info(f"{feed.name}: read {len(report.parsed)} of {len(report.files)} file(s)"
+                         + (f": {', '.join(report.parsed)}" if report.parsed else "")
+                         + "; the others are unchanged since they were ingested")
         for problem in report.problems:
             where = f"{problem.source_file}:{problem.source_line}" if problem.source_line else problem.source_file
             context.log.warning(f"{feed.name}: {problem.reason} in {where}: {problem.detail}")
