@@ -1,7 +1,5 @@
 """Validated feed assets: each feed's Pandera model run inside DuckDB; failures to quarantine."""
 
-import os
-
 from dagster import (
     AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, AssetKey, AssetsDefinition,
     MaterializeResult, MetadataValue, asset,
@@ -10,16 +8,11 @@ from dagster import (
 from assets.raw_feeds import raw_asset_name
 from assets.metadata import column_schema
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, Feed
-from pipeline.ingest.fingerprints import write_month_fingerprints
 from pipeline.defs.resources import DiprankResource
-from pipeline.warehouse.sql import quote_ident, quote_literal
-from pipeline.warehouse.store import Warehouse, publish_file
-from pipeline.ingest.validation import FEED_MODELS, QUARANTINE_TABLE, validate_and_count
+from pipeline.ingest.exports import publish_validated
+from pipeline.ingest.validation import FEED_MODELS, catch_up, ensure_report_tables, validate_and_count
 
 GROUP = "validated"
-
-# The validated asset after which each rated feed kind is complete: its month fingerprints are written then.
-FINGERPRINTED = {GAMES.name: "games", EVENT_RESULTS.name: "events"}
 
 BALANCED = "rows_balance"
 NOTHING_QUARANTINED = "nothing_quarantined"
@@ -29,31 +22,6 @@ EXTRA_UPSTREAM = {
     EVENTS.name: [raw_asset_name(EVENT_RESULTS)],
     EVENT_RESULTS.name: [EVENTS.name],
 }
-
-
-def export_parquet(con, warehouse: Warehouse, query: str, path) -> None:
-    """COPY a query to a temporary local Parquet file, then publish it whole (COPY takes no parameters)."""
-    if warehouse.remote:
-        staging = warehouse.local_dir
-    else:
-        staging = path.parent  # same folder: the rename is atomic
-    staging.mkdir(parents=True, exist_ok=True)
-    tmp = staging / f".{path.name}.{os.getpid()}.tmp"
-    con.execute(f"COPY ({query}) TO {quote_literal(str(tmp))} (FORMAT parquet, COMPRESSION zstd)")
-    publish_file(tmp, path)
-
-
-def export_feed(con, warehouse: Warehouse, feed: Feed) -> None:
-    """Write the valid rows and the feed's quarantine to the warehouse as Parquet."""
-    columns = ", ".join(quote_ident(c) for c in feed.column_names)
-    order = ", ".join(quote_ident(k) for k in feed.key)
-    export_parquet(con, warehouse, f"SELECT {columns} FROM {feed.name} ORDER BY {order}", warehouse.validated(feed.name))
-    export_parquet(
-        con, warehouse,
-        f"SELECT * FROM {QUARANTINE_TABLE} WHERE feed = {quote_literal(feed.name)} "
-        "ORDER BY source_file, source_line NULLS FIRST, reason, record_key",
-        warehouse.quarantine(feed.name),
-    )
 
 
 def build_validated_asset(feed: Feed) -> AssetsDefinition:
@@ -81,10 +49,10 @@ def build_validated_asset(feed: Feed) -> AssetsDefinition:
     def _validated(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
         warehouse = diprank.warehouse
         with diprank.changing_feeds(), diprank.duckdb() as con:
+            ensure_report_tables(con)
+            catch_up(con, feed, warehouse)
             counts = validate_and_count(con, feed)
-            export_feed(con, warehouse, feed)
-            if feed.name in FINGERPRINTED:
-                write_month_fingerprints(con, warehouse, FINGERPRINTED[feed.name])
+            publish_validated(con, warehouse, feed)
         if counts.quarantined or counts.files_rejected:
             context.log.warning(
                 f"{feed.name}: {counts.quarantined} row(s) quarantined, {counts.files_rejected} file(s) rejected: "

@@ -148,6 +148,7 @@ def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: 
     warehouse.remove_leftovers()
     say(f"ingest and validate {settings.raw_dir}")
     ingest = orchestrate.ingest(settings, MAX_LISTED_PROBLEMS)
+    say(f"  ingest and validation took {time.perf_counter() - started:.1f} s")
     if ingest.failure:
         print(f"diprank: ingest failed: {ingest.failure}")
         return EXIT_FAILED

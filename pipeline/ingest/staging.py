@@ -1,11 +1,11 @@
-"""Read every delivery of a feed from the raw folder into DuckDB, typed, with lineage and corrections.
+"""Read a delivery file of a feed from the raw folder into DuckDB, typed, with lineage.
 
-Files are read in lexicographic order of their path; each file is one delivery. Each file is
-typed in one pass as DuckDB reads it: a column that already has the feed's type is taken as it
-is, anything else goes through text and `TRY_CAST`, so that a bad value becomes a recorded
+A feed's files are listed in lexicographic order of their path; each file is one delivery. Each
+file is typed in one pass as DuckDB reads it: a column that already has the feed's type is taken
+as it is, anything else goes through text and `TRY_CAST`, so that a bad value becomes a recorded
 problem on its row instead of an error for the whole file. An integer column takes whole numbers
-only (`whole_number_sql`). For a key delivered more than once, the latest delivery wins and the
-earlier rows are marked as replaced.
+only (`whole_number_sql`). Which files are read, and how a later delivery of a key replaces an
+earlier one, is `deliveries.py`'s.
 
 What the raw folder holds but a run does not read (links that cannot be followed, named pipes,
 folders that are no feed, repeated or unknown columns) is listed as `SkippedEntry` data; nothing
@@ -206,7 +206,8 @@ def outside_feed_folders(raw_dir: Path) -> list[SkippedEntry]:
     return skipped
 
 
-def _create_staged(con, feed: Feed) -> None:
+def create_staged(con, feed: Feed) -> None:
+    """An empty `staged_<feed>`: the feed's typed columns, conversion flags and lineage."""
     columns = ", ".join(f"{quote_ident(c.name)} {c.sql_type}" for c in feed.columns)
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {staged_table(feed)} ({columns}, _cast_errors VARCHAR, _too_long BOOLEAN, "
@@ -214,34 +215,30 @@ def _create_staged(con, feed: Feed) -> None:
     )
 
 
-def stage_feed(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed) -> StageReport:
-    """Stage every delivery of `feed` as typed rows in `staged_<feed>`; returns what was found."""
-    report = StageReport(feed.name)
-    _create_staged(con, feed)
-    files, report.skipped = survey_feed(raw_dir, feed)
-    for delivery, path in enumerate(files):
-        source = path.relative_to(raw_dir).as_posix()
-        report.files.append(source)
-        kind = FILE_EXTENSIONS.get(path.suffix.lower())
-        if kind is None:
-            report.problems.append(FileProblem(feed.name, source, "unsupported_format",
-                                               f"not .csv, .parquet or .jsonl: {path.name}"))
-            continue
-        try:
-            if kind == "jsonl":
-                rows = _stage_jsonl(con, feed, path, source, delivery, report)
-            else:
-                rows = _stage_tabular(con, feed, path, source, delivery, kind, report)
-        except _Rejected as rejected:
-            report.problems.append(FileProblem(feed.name, source, rejected.reason, rejected.detail))
-            continue
-        except (duckdb.Error, UnicodeDecodeError, OSError, ValueError) as error:
-            report.problems.append(FileProblem(feed.name, source, "unreadable_file", _first_line(error)))
-            continue
-        if rows == 0:
-            report.problems.append(FileProblem(feed.name, source, "empty_file", "the file holds no rows"))
-        report.rows_in += rows
-    report.skipped.sort(key=lambda s: (s.path, s.reason))
+def stage_file(con: duckdb.DuckDBPyConnection, feed: Feed, path: Path, source: str) -> StageReport:
+    """Stage one delivery file of `feed` as typed rows in `staged_<feed>` (replacing what the table
+    held); returns what was found in it. `source` is the file's path relative to the raw folder."""
+    report = StageReport(feed.name, files=[source])
+    create_staged(con, feed)
+    kind = FILE_EXTENSIONS.get(path.suffix.lower())
+    if kind is None:
+        report.problems.append(FileProblem(feed.name, source, "unsupported_format",
+                                           f"not .csv, .parquet or .jsonl: {path.name}"))
+        return report
+    try:
+        if kind == "jsonl":
+            rows = _stage_jsonl(con, feed, path, source, 0, report)
+        else:
+            rows = _stage_tabular(con, feed, path, source, 0, kind, report)
+    except _Rejected as rejected:
+        report.problems.append(FileProblem(feed.name, source, rejected.reason, rejected.detail))
+        return report
+    except (duckdb.Error, UnicodeDecodeError, OSError, ValueError) as error:
+        report.problems.append(FileProblem(feed.name, source, "unreadable_file", _first_line(error)))
+        return report
+    if rows == 0:
+        report.problems.append(FileProblem(feed.name, source, "empty_file", "the file holds no rows"))
+    report.rows_in = rows
     return report
 
 
@@ -488,30 +485,3 @@ def _json_text(value) -> str | None:
     if isinstance(value, (int, float, str)):
         return str(value)
     return json.dumps(value, ensure_ascii=False)
-
-
-def build_typed(con: duckdb.DuckDBPyConnection, feed: Feed) -> None:
-    """Create `typed_<feed>`: staged rows with a row id and the key's delivery status.
-
-    Keys seen more than once are found with one hash aggregate, not a sort of every row.
-    """
-    key = ", ".join(quote_ident(k) for k in feed.key)
-    con.execute(
-        f"""
-        CREATE OR REPLACE TABLE {typed_table(feed)} AS
-        WITH repeated AS (
-            SELECT {key}, max(_delivery) AS _last_delivery
-            FROM {staged_table(feed)} GROUP BY {key} HAVING count(*) > 1
-        ),
-        in_one_file AS (
-            SELECT {key}, _delivery
-            FROM {staged_table(feed)} GROUP BY {key}, _delivery HAVING count(*) > 1
-        )
-        SELECT (s._delivery << 32) + s.{SOURCE_LINE} AS _row_id, s.*,
-               (d._delivery IS NOT NULL) AS _duplicate_in_file,
-               coalesce(s._delivery < r._last_delivery, false) AS _replaced
-        FROM {staged_table(feed)} s
-        LEFT JOIN repeated r USING ({key})
-        LEFT JOIN in_one_file d USING ({key}, _delivery)
-        """
-    )

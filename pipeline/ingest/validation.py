@@ -8,9 +8,13 @@ import duckdb
 import ibis
 import pandera.ibis as pdi
 
-from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, GAMES, PLAYERS, Feed
+from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, PLAYERS, Feed
+from pipeline.ingest.deliveries import (
+    GROUP_COLUMN, LINKED_FEEDS, PENDING_FILES, PENDING_GROUPS, adopt_manifest, ingest_deliveries, queue_export,
+)
 from pipeline.ingest.staging import FileProblem, SkippedEntry, outside_feed_folders, typed_table
 from pipeline.warehouse.sql import quote_ident
+from pipeline.warehouse.store import Warehouse
 from schemas.feed_common import BAD_TYPE
 from schemas.event_results import EventResultsFeed
 from schemas.events import EventsFeed
@@ -108,17 +112,34 @@ def record_corrections(con, feed: Feed) -> int:
     return con.execute(f"SELECT count(*) FROM {typed} WHERE _replaced").fetchall()[0][0]
 
 
+def in_scope(feed: Feed, alias: str = "") -> str:
+    """SQL: the row belongs to a group, or a file, queued for validation (see `scope_tables`)."""
+    prefix = f"{alias}." if alias else ""
+    return (f"({prefix}{quote_ident(GROUP_COLUMN[feed.name])} IN (SELECT grp FROM _scope) "
+            f"OR {prefix}_source_file IN (SELECT path FROM _scope_files))")
+
+
+def scope_tables(con: duckdb.DuckDBPyConnection, feed: Feed) -> bool:
+    """Fill `_scope` and `_scope_files` with the feed's queued groups and files; False if none."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _scope AS SELECT DISTINCT grp FROM {PENDING_GROUPS} WHERE feed = ?",
+                [feed.name])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _scope_files AS SELECT DISTINCT path FROM {PENDING_FILES} "
+                "WHERE feed = ?", [feed.name])
+    return con.execute("SELECT (SELECT count(*) FROM _scope) + (SELECT count(*) FROM _scope_files)").fetchall()[0][0] > 0
+
+
 def _candidates_sql(feed: Feed) -> str:
-    """The rows to validate: the latest delivery of each key, plus cross-feed facts the rules need."""
+    """The rows to validate: the latest delivery of each key in scope, plus cross-feed facts the rules need."""
     typed = typed_table(feed)
     if feed is EVENTS:
         results = typed_table(EVENT_RESULTS)
         return f"""
             SELECT e.*, coalesce(r.n, 0) AS _result_count
             FROM {typed} e
-            LEFT JOIN (SELECT event_id, count(*) AS n FROM {results} WHERE NOT _replaced GROUP BY 1) r
+            LEFT JOIN (SELECT event_id, count(*) AS n FROM {results}
+                       WHERE NOT _replaced AND event_id IN (SELECT grp FROM _scope) GROUP BY 1) r
               ON r.event_id = e.event_id
-            WHERE NOT e._replaced"""
+            WHERE NOT e._replaced AND {in_scope(feed, 'e')}"""
     if feed is EVENT_RESULTS:
         return f"""
             SELECT r.*,
@@ -127,12 +148,13 @@ def _candidates_sql(feed: Feed) -> str:
                 v.num_players AS _event_num_players
             FROM {typed} r
             LEFT JOIN {EVENTS.name} v ON v.event_id = r.event_id
-            LEFT JOIN (SELECT DISTINCT event_id FROM {typed_table(EVENTS)} WHERE NOT _replaced) c
+            LEFT JOIN (SELECT DISTINCT event_id FROM {typed_table(EVENTS)}
+                       WHERE NOT _replaced AND event_id IN (SELECT grp FROM _scope)) c
               ON c.event_id = r.event_id
-            WHERE NOT r._replaced"""
+            WHERE NOT r._replaced AND {in_scope(feed, 'r')}"""
     if feed is GAMES:
         return f"""
-            WITH t AS (SELECT * FROM {typed} WHERE NOT _replaced),
+            WITH t AS (SELECT * FROM {typed} WHERE NOT _replaced AND {in_scope(feed)}),
             facts AS (
                 SELECT game_id,
                        count(*) AS _powers,
@@ -157,7 +179,7 @@ def _candidates_sql(feed: Feed) -> str:
             SELECT t.*, f._powers, f._solos, f._draws, f._centre_total, f._fields_agree,
                    (c.game_id IS NOT NULL) AS _player_conflict
             FROM t LEFT JOIN facts f USING (game_id) LEFT JOIN conflicts c USING (game_id)"""
-    return f"SELECT * FROM {typed} WHERE NOT _replaced"
+    return f"SELECT * FROM {typed} WHERE NOT _replaced AND {in_scope(feed)}"
 
 
 def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) -> dict[int, list[str]]:
@@ -181,8 +203,19 @@ def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) ->
     return failures
 
 
+def refresh_statistics(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Rewrite a table whose rows were deleted. DuckDB's Parquet writer marks a column required
+    when the table's statistics say it holds no null, and statistics keep the nulls of deleted
+    rows: rewritten, they follow the rows alone, as in a table built from scratch."""
+    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(table)} AS SELECT * FROM {quote_ident(table)}")
+
+
 def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[str]]:
-    """Build `<feed>` (valid rows) and add the feed's row failures to the quarantine table."""
+    """Validate the rows of the groups and files queued since the last validation: their valid
+    rows replace theirs in `<feed>`, their failures theirs in the quarantine table. Returns the
+    failures by row id (empty when nothing was queued)."""
+    if not scope_tables(con, feed):
+        return {}
     candidates = f"candidates_{feed.name}"
     # A temporary table: queried by every check, never needed after this step.
     con.execute(f"CREATE OR REPLACE TEMP TABLE {candidates} AS {_candidates_sql(feed)}")
@@ -208,8 +241,7 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
             WITH bad_games AS (
                 SELECT c.game_id,
                        string_agg(f.shown || ' at ' || c._source_file || ':' || c._source_line, '; '
-                                  ORDER BY c._row_id) AS why,
-                       min(c._row_id) AS first_row
+                                  ORDER BY c._source_file, c._source_line) AS why
                 FROM {candidates} c JOIN _failures f ON f.row_id = c._row_id
                 WHERE c.game_id IS NOT NULL GROUP BY 1
             )
@@ -228,7 +260,13 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
             """CREATE OR REPLACE TEMP TABLE _quarantined AS
             SELECT row_id, split_part(reasons, ',', 1) AS reason, shown AS detail FROM _failures"""
         )
-    con.execute(f"DELETE FROM {QUARANTINE_TABLE} WHERE feed = ? AND record_key IS NOT NULL", [feed.name])
+    # Entries of rows in scope go, whether their rows are still delivered or not (a removed file).
+    con.execute(
+        f"""DELETE FROM {QUARANTINE_TABLE} q WHERE feed = ? AND record_key IS NOT NULL
+        AND (source_file IN (SELECT path FROM _scope_files)
+             OR EXISTS (SELECT 1 FROM {typed_table(feed)} t WHERE {in_scope(feed, 't')}
+                        AND t._source_file = q.source_file AND t._source_line = q.source_line))""",
+        [feed.name])
     con.execute(
         f"""INSERT INTO {QUARANTINE_TABLE}
         SELECT ?, q.reason, q.detail, c._source_file, c._source_line, {_key_sql(feed, 'c')}
@@ -237,12 +275,17 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
         [feed.name],
     )
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
+    (deleted,), = con.execute(f"DELETE FROM {feed.name} WHERE {in_scope(feed)}").fetchall()
     con.execute(
-        f"""CREATE OR REPLACE TABLE {feed.name} AS
+        f"""INSERT INTO {feed.name}
         SELECT {columns}, _source_file, _source_line FROM {candidates} c
         ANTI JOIN _quarantined q ON q.row_id = c._row_id"""
     )
+    if deleted:
+        refresh_statistics(con, feed.name)
     con.execute(f"DROP TABLE {candidates}")
+    # Done last: a crash before this point leaves the work queued, and doing it again is harmless.
+    queue_export(con, feed)
     return failures
 
 
@@ -274,18 +317,30 @@ def feed_counts(con: duckdb.DuckDBPyConnection, feed: Feed, files: list[str]) ->
     return counts
 
 
-def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed):
-    """Stage and type every delivery of a feed, recording unreadable files and corrections."""
-    from pipeline.ingest.staging import build_typed, stage_feed
-
+def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: Warehouse | None = None):
+    """Bring the feed's typed rows in step with the raw folder (reading only files not ingested
+    before, with a warehouse), recording unreadable files and corrections."""
     ensure_report_tables(con)
-    report = stage_feed(con, raw_dir, feed)
-    build_typed(con, feed)
-    con.execute(f"DROP TABLE IF EXISTS staged_{feed.name}")
+    report = ingest_deliveries(con, Path(raw_dir), feed, warehouse)
     record_file_problems(con, feed, report.problems)
     record_skipped(con, feed, report.skipped, outside_feed_folders(Path(raw_dir)))
-    record_corrections(con, feed)
+    if report.changed:
+        record_corrections(con, feed)
     return report
+
+
+def catch_up(con: duckdb.DuckDBPyConnection, feed: Feed, warehouse: Warehouse) -> None:
+    """Bring the working copy in step with the warehouse's ingest state for what validating `feed`
+    reads, and validate first the feed it depends on: with workers on several machines, each has a
+    DuckDB file of its own, and the ingest steps may have run on another."""
+    for name in (feed.name, *LINKED_FEEDS.get(feed.name, ())):
+        linked = FEEDS[name]
+        records = adopt_manifest(con, linked, warehouse)
+        if records is not None:
+            record_file_problems(con, linked, [p for r in records for p in r.file_problems(name)])
+            record_corrections(con, linked)
+    if feed is EVENT_RESULTS:
+        validate_feed(con, EVENTS)  # nothing to do when this worker validated the events already
 
 
 def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed) -> FeedCounts:

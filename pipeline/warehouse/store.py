@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from pipeline.core import state_codec
 from pipeline.core.months import Month
 from pipeline.settings import Settings, is_url, location_folder_name
+from pipeline.warehouse.sql import quote_literal
 
 DUCKDB_FILE = "diprank.duckdb"
 PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics=True,
@@ -89,6 +90,16 @@ def publish_file(local_file: Path, path) -> None:
         path.fs.put_file(str(local_file), path.path)
     finally:
         local_file.unlink(missing_ok=True)
+
+
+def export_parquet(con: duckdb.DuckDBPyConnection, warehouse: "Warehouse", query: str, path) -> None:
+    """COPY a query to a temporary local Parquet file, then publish it whole (COPY takes no parameters)."""
+    # Locally the same folder, so that the rename is atomic.
+    staging = warehouse.local_dir if warehouse.remote else path.parent
+    staging.mkdir(parents=True, exist_ok=True)
+    tmp = staging / f".{path.name}.{os.getpid()}.tmp"
+    con.execute(f"COPY ({query}) TO {quote_literal(str(tmp))} (FORMAT parquet, COMPRESSION zstd)")
+    publish_file(tmp, path)
 
 
 def read_parquet(path, columns: list[str] | None = None) -> pa.Table:

@@ -1,0 +1,354 @@
+"""Incremental ingest: which delivery files were read, their staged rows in the warehouse, and the
+DuckDB working copy kept in step with them.
+
+The warehouse holds the record of ingest, so that any worker sees it without a shared volume:
+
+- `ingest/<feed>/manifest.json`: every delivery file of the feed's folder (path, size, content
+  hash, file id, rows, file-level problems, skipped columns), sorted by path; one per feed, so
+  that the ingest steps of the feeds never write the same file;
+- `ingest/<feed>/<file id>.parquet`: the typed rows staged from one file (the id is a hash of
+  the path and the content, so both files are a function of the raw folder alone).
+
+A file whose path, size and hash are in the manifest is not read again. The DuckDB file is a
+working copy: `ingest_files` lists the files whose rows `typed_<feed>` holds; whatever differs
+from the manifest (files added, removed or changed, or a working copy missing or older than the
+warehouse) is loaded or dropped, and the groups of rows it touched (a game, an event, a player)
+are queued in `pending_groups`/`pending_files` for validation to take up.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, GAMES, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
+from pipeline.ingest.staging import (
+    FileProblem, SkippedEntry, StageReport, create_staged, stage_file, staged_table, survey_feed,
+)
+from pipeline.warehouse.sql import quote_ident
+from pipeline.warehouse.store import Warehouse, atomic_write_bytes, export_parquet, file_location
+
+MANIFEST_VERSION = 1
+HASH_CHUNK = 1 << 20
+
+# The column whose value makes a group of rows that validation judges together: a game is valid
+# only as a whole, an event is judged with its results (and they with it).
+GROUP_COLUMN = {GAMES.name: "game_id", EVENTS.name: "event_id", EVENT_RESULTS.name: "event_id",
+                PLAYERS.name: "player_id"}
+# Feeds whose rules read each other's rows of a group: a change in one re-validates both.
+LINKED_FEEDS = {EVENTS.name: (EVENT_RESULTS.name,), EVENT_RESULTS.name: (EVENTS.name,)}
+
+FILES_TABLE = "ingest_files"
+PENDING_GROUPS = "pending_groups"
+PENDING_FILES = "pending_files"
+PENDING_EXPORTS = "pending_exports"
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    """One delivery file as ingested: what it was (path, size, hash) and what staging found."""
+
+    path: str
+    size: int
+    digest: str | None  # None: the file could not be read to hash it
+    file_id: str
+    rows: int  # rows delivered, broken JSON lines included
+    staged: int  # rows staged (stored in the file's Parquet)
+    problems: tuple[tuple[str, str, int | None], ...] = ()  # (reason, detail, line)
+    skipped: tuple[str, ...] = ()  # why parts of the file (columns, keys) are not read
+
+    def file_problems(self, feed: str) -> list[FileProblem]:
+        return [FileProblem(feed, self.path, reason, detail, line) for reason, detail, line in self.problems]
+
+    def skipped_entries(self, feed: str) -> list[SkippedEntry]:
+        return [SkippedEntry(feed, self.path, reason) for reason in self.skipped]
+
+
+@dataclass
+class IngestReport(StageReport):
+    """What ingesting one feed found, and what it had to do."""
+
+    parsed: list[str] = field(default_factory=list)  # files read (parsed) in this run
+    changed: bool = False  # the working copy's rows of the feed changed
+
+
+def content_digest(path: Path) -> tuple[int, str | None]:
+    """The file's size and the BLAKE2b hash of its bytes (None when it cannot be read)."""
+    digest = hashlib.blake2b(digest_size=32)
+    try:
+        with path.open("rb") as handle:
+            size = 0
+            while chunk := handle.read(HASH_CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+    except OSError:
+        return 0, None
+    return size, digest.hexdigest()
+
+
+def file_id(source: str, digest: str | None) -> str:
+    """A file's id: its path and content, so that a file changed in place is a new file."""
+    return hashlib.blake2b(f"{source}\n{digest}".encode(), digest_size=16).hexdigest()
+
+
+def manifest_path(warehouse: Warehouse, feed: str):
+    return warehouse.root / "ingest" / feed / "manifest.json"
+
+
+def staged_rows_path(warehouse: Warehouse, feed: str, identifier: str):
+    return warehouse.root / "ingest" / feed / f"{identifier}.parquet"
+
+
+def load_ingest_manifest(warehouse: Warehouse, feed: str) -> dict[str, DeliveryRecord]:
+    """Path -> record of the feed's files the warehouse's ingest state holds."""
+    path = manifest_path(warehouse, feed)
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_bytes())
+    if data.get("version") != MANIFEST_VERSION:
+        return {}  # another layout: every file is read again
+    return {r["path"]: DeliveryRecord(**{**r, "problems": tuple(map(tuple, r["problems"])),
+                                         "skipped": tuple(r["skipped"])}) for r in data["files"]}
+
+
+def save_ingest_manifest(warehouse: Warehouse, feed: str, records: list[DeliveryRecord]) -> None:
+    """Written whole, sorted, after the staged rows it points to: same raw folder, same bytes."""
+    path = manifest_path(warehouse, feed)
+    if not records:
+        path.unlink(missing_ok=True)  # as in a run that never saw a file of the feed
+        return
+    files = [asdict(r) for r in sorted(records, key=lambda r: r.path)]
+    text = json.dumps({"version": MANIFEST_VERSION, "files": files}, sort_keys=True, indent=1, ensure_ascii=False)
+    atomic_write_bytes(path, text.encode("utf-8") + b"\n")
+
+
+def remove_unlisted_rows(warehouse: Warehouse, feed: str, records: list[DeliveryRecord]) -> None:
+    """Delete staged-row files no record points to (removed or changed files, or a crash's leftovers)."""
+    folder = warehouse.root / "ingest" / feed
+    if not folder.exists():
+        return
+    wanted = {f"{r.file_id}.parquet" for r in records}
+    for path in folder.glob("*.parquet"):
+        if path.name not in wanted:
+            path.unlink()
+
+
+def ensure_ingest_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the working copy's record of held files and pending work if missing."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {FILES_TABLE} (feed VARCHAR, path VARCHAR, file_id VARCHAR, number BIGINT)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_GROUPS} (feed VARCHAR, grp VARCHAR)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_FILES} (feed VARCHAR, path VARCHAR)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_EXPORTS} (feed VARCHAR)")
+
+
+def typed_columns(feed: Feed) -> str:
+    """The columns a file's staged rows keep, in the order of `typed_<feed>`."""
+    return ", ".join([*(quote_ident(c) for c in feed.column_names), "_cast_errors", "_too_long",
+                      SOURCE_FILE, SOURCE_LINE])
+
+
+def _create_typed(con, feed: Feed) -> None:
+    """An empty `typed_<feed>` and valid table, and no quarantined rows: a working copy holding no file."""
+    staged = staged_table(feed)
+    create_staged(con, feed)
+    con.execute(
+        f"""CREATE OR REPLACE TABLE typed_{feed.name} AS
+        SELECT CAST(0 AS BIGINT) AS _row_id, {typed_columns(feed)}, CAST(0 AS BIGINT) AS _delivery,
+               false AS _duplicate_in_file, false AS _replaced
+        FROM {staged} WHERE false""")
+    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(feed.name)} AS SELECT "
+                f"{', '.join(quote_ident(c) for c in feed.column_names)}, {SOURCE_FILE}, {SOURCE_LINE} "
+                f"FROM typed_{feed.name} WHERE false")
+    con.execute(f"DROP TABLE {staged}")
+    con.execute("DELETE FROM quarantine WHERE feed = ? AND record_key IS NOT NULL", [feed.name])
+
+
+def _held_files(con, feed: Feed) -> dict[str, int]:
+    """File id -> number of the files whose rows the working copy holds; prepares an empty working
+    copy of the feed (and the table new files' rows arrive in) when it holds none."""
+    ensure_ingest_tables(con)
+    held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
+    if not held:
+        _create_typed(con, feed)  # a new working copy, or one from an older layout
+    con.execute(f"CREATE OR REPLACE TEMP TABLE arrived_{feed.name} AS "
+                f"SELECT {typed_columns(feed)}, '' AS _file_id FROM typed_{feed.name} WHERE false")
+    return held
+
+
+def adopt_manifest(con: duckdb.DuckDBPyConnection, feed: Feed,
+                   warehouse: Warehouse) -> list[DeliveryRecord] | None:
+    """Bring the working copy's rows of a feed in step with the warehouse's manifest, reading no
+    delivery (a step on another worker may have ingested them); the records if anything changed."""
+    _held_files(con, feed)
+    records = list(load_ingest_manifest(warehouse, feed.name).values())
+    changed = sync_working_copy(con, feed, records, warehouse)
+    con.execute(f"DROP TABLE arrived_{feed.name}")
+    return records if changed else None
+
+
+def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
+                      warehouse: Warehouse | None) -> IngestReport:
+    """Bring `typed_<feed>` in step with the raw folder, reading only files not ingested before.
+
+    With a warehouse, new files' staged rows and the manifest are written there (rows first);
+    without one (tests), every file is read and nothing is stored.
+    """
+    held = _held_files(con, feed)
+    files, skipped = survey_feed(raw_dir, feed)
+    known = load_ingest_manifest(warehouse, feed.name) if warehouse else {}
+    report = IngestReport(feed.name)
+    records: list[DeliveryRecord] = []
+    for path in files:
+        source = path.relative_to(raw_dir).as_posix()
+        size, digest = content_digest(path)
+        old = known.get(source)
+        if (old is not None and digest is not None and (old.size, old.digest) == (size, digest)
+                and (old.file_id in held or old.staged == 0
+                     or staged_rows_path(warehouse, feed.name, old.file_id).exists())):
+            records.append(old)
+            continue
+        records.append(_stage_delivery(con, feed, path, source, size, digest, warehouse))
+        report.parsed.append(source)
+    if warehouse is not None:
+        if records != list(known.values()):
+            save_ingest_manifest(warehouse, feed.name, records)
+        # Every run, after the manifest: rows of files gone, and those a crash left unlisted.
+        remove_unlisted_rows(warehouse, feed.name, records)
+    report.changed = sync_working_copy(con, feed, records, warehouse)
+    con.execute(f"DROP TABLE arrived_{feed.name}")
+    report.files = [r.path for r in records]
+    report.rows_in = sum(r.rows for r in records)
+    report.problems = [p for r in records for p in r.file_problems(feed.name)]
+    report.skipped = sorted([*skipped, *(e for r in records for e in r.skipped_entries(feed.name))],
+                            key=lambda s: (s.path, s.reason))
+    return report
+
+
+def _stage_delivery(con, feed: Feed, path: Path, source: str, size: int, digest: str | None,
+                    warehouse: Warehouse | None) -> DeliveryRecord:
+    """Read one file; keep its rows for the working copy and, with a warehouse, store them there."""
+    identifier = file_id(source, digest)
+    if digest is None:
+        staged = StageReport(feed.name, problems=[FileProblem(feed.name, source, "unreadable_file",
+                                                              "the file cannot be read")])
+        count = 0
+    else:
+        staged = stage_file(con, feed, path, source)
+        count = con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0]
+    if count:
+        con.execute(f"INSERT INTO arrived_{feed.name} SELECT {typed_columns(feed)}, ? FROM {staged_table(feed)}",
+                    [identifier])
+        if warehouse is not None:
+            export_parquet(con, warehouse,
+                           f"SELECT {typed_columns(feed)} FROM {staged_table(feed)} ORDER BY {SOURCE_LINE}",
+                           staged_rows_path(warehouse, feed.name, identifier))
+    con.execute(f"DROP TABLE IF EXISTS {staged_table(feed)}")
+    return DeliveryRecord(
+        path=source, size=size, digest=digest, file_id=identifier, rows=staged.rows_in, staged=count,
+        problems=tuple((p.reason, p.detail, p.source_line) for p in staged.problems),
+        skipped=tuple(e.reason for e in staged.skipped),
+    )
+
+
+# Rows, files and groups of the files numbered in a list (parameter: the numbers).
+OF_FILES = "list_contains(CAST(? AS BIGINT[]), {column})"
+
+
+def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[DeliveryRecord],
+                      warehouse: Warehouse | None) -> bool:
+    """Drop the rows of files no longer delivered, load those of new files, queue the groups they
+    touch for validation; returns whether anything changed. One transaction: a crash leaves the
+    working copy as it was, and the next run finds the same difference."""
+    typed = f"typed_{feed.name}"
+    held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
+    wanted = {r.file_id for r in records}
+    gone = [number for identifier, number in held.items() if identifier not in wanted]
+    new = [r for r in records if r.file_id not in held]
+    if not gone and not new:
+        return False
+    con.begin()
+    try:
+        _queue(con, feed, gone)
+        con.execute(f"DELETE FROM {typed} WHERE {OF_FILES.format(column='_delivery')}", [gone])
+        con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ? AND {OF_FILES.format(column='number')}",
+                    [feed.name, gone])
+        (number,), = con.execute(f"SELECT coalesce(max(number), -1) FROM {FILES_TABLE} WHERE feed = ?",
+                                 [feed.name]).fetchall()
+        added = []
+        for record in new:
+            number += 1
+            added.append(number)
+            con.execute(f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?)",
+                        [feed.name, record.path, record.file_id, number])
+            if record.staged:
+                source, parameters = _staged_rows(con, feed, record, warehouse)
+                # Row ids: the file's number and the line, unique in the working copy.
+                con.execute(f"INSERT INTO {typed} SELECT (CAST(? AS BIGINT) << 32) + {SOURCE_LINE}, "
+                            f"{typed_columns(feed)}, ?, false, false FROM {source}", [number, number, *parameters])
+        _queue(con, feed, added)
+        _mark_repeated_keys(con, feed)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    return True
+
+
+def _staged_rows(con, feed: Feed, record: DeliveryRecord, warehouse: Warehouse | None) -> tuple[str, list]:
+    """Where a new file's staged rows are read from (SQL and parameters): the rows this run just
+    staged, else the file's Parquet in the warehouse."""
+    (arrived,), = con.execute(f"SELECT count(*) FROM arrived_{feed.name} WHERE _file_id = ?",
+                              [record.file_id]).fetchall()
+    if arrived:
+        return f"arrived_{feed.name} WHERE _file_id = ?", [record.file_id]
+    return "read_parquet(?)", [file_location(staged_rows_path(warehouse, feed.name, record.file_id))]
+
+
+def _queue(con, feed: Feed, numbers: list[int]) -> None:
+    """Queue for validation the files numbered and the groups their rows belong to (for the feed
+    and the feeds linked to it)."""
+    group = quote_ident(GROUP_COLUMN[feed.name])
+    for name in (feed.name, *LINKED_FEEDS.get(feed.name, ())):
+        con.execute(f"""INSERT INTO {PENDING_GROUPS} SELECT DISTINCT ?, {group} FROM typed_{feed.name}
+                    WHERE {OF_FILES.format(column='_delivery')} AND {group} IS NOT NULL""", [name, numbers])
+    con.execute(f"INSERT INTO {PENDING_FILES} SELECT ?, path FROM {FILES_TABLE} "
+                f"WHERE feed = ? AND {OF_FILES.format(column='number')}", [feed.name, feed.name, numbers])
+
+
+def _mark_repeated_keys(con, feed: Feed) -> None:
+    """Set `_replaced` (a later file carries the key) and `_duplicate_in_file` on the rows of the
+    queued groups. A key with a missing part is never repeated (as in a join on the key)."""
+    typed, group = f"typed_{feed.name}", quote_ident(GROUP_COLUMN[feed.name])
+    key = ", ".join(quote_ident(k) for k in feed.key)
+    complete = " AND ".join(f"{quote_ident(k)} IS NOT NULL" for k in feed.key)
+    con.execute(
+        f"""UPDATE {typed} t SET _duplicate_in_file = f.duplicate, _replaced = f.replaced
+        FROM (SELECT _row_id,
+                     {complete} AND count(*) OVER (PARTITION BY {key}, {SOURCE_FILE}) > 1 AS duplicate,
+                     {complete} AND {SOURCE_FILE} < max({SOURCE_FILE}) OVER (PARTITION BY {key}) AS replaced
+              FROM {typed}
+              WHERE {group} IN (SELECT grp FROM {PENDING_GROUPS} WHERE feed = ?)) f
+        WHERE t._row_id = f._row_id""",
+        [feed.name],
+    )
+
+
+def queue_export(con: duckdb.DuckDBPyConnection, feed: Feed) -> None:
+    """Record that the feed's validated rows changed, then clear the validation queue it took up."""
+    con.execute(f"INSERT INTO {PENDING_EXPORTS} VALUES (?)", [feed.name])
+    con.execute(f"DELETE FROM {PENDING_GROUPS} WHERE feed = ?", [feed.name])
+    con.execute(f"DELETE FROM {PENDING_FILES} WHERE feed = ?", [feed.name])
+
+
+def export_due(con: duckdb.DuckDBPyConnection, feed: Feed, paths: list) -> bool:
+    """Whether the feed's warehouse files must be written: its rows changed since they were, or one is missing."""
+    queued = con.execute(f"SELECT count(*) FROM {PENDING_EXPORTS} WHERE feed = ?", [feed.name]).fetchall()[0][0]
+    return queued > 0 or not all(path.exists() for path in paths)
+
+
+def export_done(con: duckdb.DuckDBPyConnection, feed: Feed) -> None:
+    """The feed's warehouse files match the working copy (called after they were written)."""
+    con.execute(f"DELETE FROM {PENDING_EXPORTS} WHERE feed = ?", [feed.name])

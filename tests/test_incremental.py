@@ -1,0 +1,404 @@
+"""Incremental ingest: a delivery file already ingested and unchanged is not read again, what a
+changed or removed file touched is re-derived, and the warehouse always equals an ingest from
+scratch on the same raw folder."""
+import datetime as dt
+import random
+import tempfile
+from pathlib import Path
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import pipeline.ingest.deliveries as deliveries
+from pipeline.core.feed_spec import FEEDS
+from pipeline.ingest.exports import publish_validated
+from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_and_count
+from pipeline.synthetic.generator import synthetic_games
+from pipeline.warehouse.store import Warehouse
+from tests.support import write_csv
+from tests.test_lifecycle import STATE_FILES, assert_equals_a_run_from_scratch, run
+from tests.test_validation import GOOD_EVENT, GOOD_RESULTS
+
+
+@pytest.fixture
+def parsed(monkeypatch) -> list[str]:
+    """The delivery files read (parsed) by ingest, in order, across the test."""
+    seen: list[str] = []
+    original = deliveries.stage_file
+
+    def counting(con, feed, path, source):
+        seen.append(source)
+        return original(con, feed, path, source)
+
+    monkeypatch.setattr(deliveries, "stage_file", counting)
+    return seen
+
+
+def ingest(raw: Path, root: Path) -> dict:
+    """The ingest job's work, in process: every feed staged, then validated and written; the balances."""
+    warehouse = Warehouse(root)
+    root.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(warehouse.duckdb_path))
+    try:
+        for feed in VALIDATION_ORDER:
+            ingest_feed(con, raw, feed, warehouse)
+        counts = {}
+        for feed in VALIDATION_ORDER:
+            counts[feed.name] = validate_and_count(con, feed)
+            publish_validated(con, warehouse, feed)
+    finally:
+        con.close()
+    assert all(c.balanced for c in counts.values()), counts
+    return counts
+
+
+def ingest_files(root: Path) -> dict[str, bytes]:
+    """The validated feeds, quarantine, fingerprints and ingest state, by relative path."""
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for folder in ("validated", "quarantine", "ingest") if (root / folder).is_dir()
+            for pattern in STATE_FILES for p in (root / folder).rglob(pattern)}
+
+
+def working_copy(root: Path) -> dict[str, list]:
+    """The DuckDB tables a run leaves, without the working copy's own file numbering."""
+    con = duckdb.connect(str(root / "diprank.duckdb"), read_only=True)
+    try:
+        tables = {"quarantine": "SELECT * FROM quarantine", "corrections": "SELECT * FROM corrections",
+                  "raw_skipped": "SELECT * FROM raw_skipped"}
+        for feed in FEEDS:
+            tables[feed] = f'SELECT * FROM "{feed}"'
+            tables[f"typed_{feed}"] = f"SELECT * EXCLUDE (_row_id, _delivery) FROM typed_{feed}"
+        return {name: sorted(map(repr, con.execute(sql).fetchall())) for name, sql in tables.items()}
+    finally:
+        con.close()
+
+
+def assert_equals_an_ingest_from_scratch(raw: Path, root: Path) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        ingest(raw, Path(scratch))
+        mine, theirs = ingest_files(root), ingest_files(Path(scratch))
+        assert sorted(mine) == sorted(theirs)
+        assert [p for p in mine if mine[p] != theirs[p]] == []
+        assert working_copy(root) == working_copy(Path(scratch))
+
+
+def game(seed: int, day: dt.date, game_id: str) -> list[dict]:
+    return [dict(r, game_id=game_id) for r in synthetic_games(seed, 1, 20, day, day)]
+
+
+def valid_games(root: Path) -> dict[str, dt.date]:
+    con = duckdb.connect(str(root / "diprank.duckdb"), read_only=True)
+    try:
+        return dict(con.execute("SELECT DISTINCT game_id, finished_on FROM games").fetchall())
+    finally:
+        con.close()
+
+
+def test_an_unchanged_file_is_not_read_again(tmp_path, parsed):
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
+    write_csv(raw / "games" / "b.csv", game(2, dt.date(2020, 2, 5), "g2"))
+    write_csv(raw / "players" / "p.csv", [{"player_id": "p00001", "name": "A", "country": "NOR"}])
+    ingest(raw, root)
+    assert sorted(parsed) == ["games/a.csv", "games/b.csv", "players/p.csv"]
+    before = {p: (root / p).stat().st_mtime_ns for p in ingest_files(root)}
+    parsed.clear()
+    ingest(raw, root)
+    assert parsed == []
+    # Nothing new: the validated feeds, quarantine, fingerprints and ingest state are not rewritten.
+    assert {p: (root / p).stat().st_mtime_ns for p in ingest_files(root)} == before
+    write_csv(raw / "games" / "c.csv", game(3, dt.date(2020, 3, 5), "g3"))
+    ingest(raw, root)
+    assert parsed == ["games/c.csv"]
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
+def test_a_changed_and_a_removed_file_correct_every_row_they_held(tmp_path, parsed):
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 1, 9), "g2"))
+    write_csv(raw / "games" / "b.csv", game(3, dt.date(2020, 2, 5), "g1"))  # corrects g1
+    write_csv(raw / "games" / "c.csv", game(4, dt.date(2020, 3, 5), "g3"))
+    counts = ingest(raw, root)
+    assert counts["games"].replaced == 7
+    assert valid_games(root) == {"g1": dt.date(2020, 2, 5), "g2": dt.date(2020, 1, 9), "g3": dt.date(2020, 3, 5)}
+    # a.csv changed in place: g2 moves to another year, g1's earlier delivery is still replaced.
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2019, 12, 9), "g2"))
+    parsed.clear()
+    ingest(raw, root)
+    assert parsed == ["games/a.csv"]
+    assert valid_games(root)["g2"] == dt.date(2019, 12, 9)
+    assert_equals_an_ingest_from_scratch(raw, root)
+    # b.csv removed: g1 falls back to its delivery in a.csv, and the correction is gone.
+    (raw / "games" / "b.csv").unlink()
+    parsed.clear()
+    counts = ingest(raw, root)
+    assert parsed == []
+    assert counts["games"].replaced == 0
+    assert valid_games(root)["g1"] == dt.date(2020, 1, 5)
+    # c.csv removed: the last month of data goes from the feed and its fingerprints.
+    (raw / "games" / "c.csv").unlink()
+    ingest(raw, root)
+    assert "g3" not in valid_games(root)
+    assert_equals_an_ingest_from_scratch(raw, root)
+    assert len(list((root / "ingest" / "games").glob("*.parquet"))) == 1  # only a.csv's rows are kept
+
+
+def test_a_game_split_across_files_is_judged_whole_when_one_file_changes(tmp_path, parsed):
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    rows = game(5, dt.date(2020, 4, 2), "split")
+    write_csv(raw / "games" / "a.csv", rows[:4])
+    write_csv(raw / "games" / "b.csv", rows[4:])
+    ingest(raw, root)
+    assert "split" in valid_games(root)
+    bad = [dict(r, centres=99) if i == 0 else r for i, r in enumerate(rows[4:])]
+    write_csv(raw / "games" / "b.csv", bad)
+    parsed.clear()
+    counts = ingest(raw, root)
+    assert parsed == ["games/b.csv"]
+    assert "split" not in valid_games(root)
+    assert counts["games"].quarantined == len(rows)  # a.csv's rows too, though a.csv was not read
+    assert_equals_an_ingest_from_scratch(raw, root)
+    write_csv(raw / "games" / "b.csv", rows[4:])
+    counts = ingest(raw, root)
+    assert "split" in valid_games(root) and counts["games"].quarantined == 0
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
+def test_events_and_their_results_are_judged_together_across_files(tmp_path, parsed):
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
+    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
+    counts = ingest(raw, root)
+    assert counts["events"].valid == 1
+    (raw / "event_results" / "r.csv").unlink()  # an event without results is rejected
+    parsed.clear()
+    counts = ingest(raw, root)
+    assert parsed == [] and counts["events"].valid == 0 and counts["events"].quarantined == 1
+    assert_equals_an_ingest_from_scratch(raw, root)
+    write_csv(raw / "event_results" / "r2.csv", GOOD_RESULTS)
+    parsed.clear()
+    counts = ingest(raw, root)
+    assert parsed == ["event_results/r2.csv"] and counts["events"].valid == 1
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
+def test_a_lost_working_copy_is_rebuilt_from_the_warehouse(tmp_path, parsed):
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
+    write_csv(raw / "games" / "b.jsonl", [])  # an empty, hence rejected, file is remembered too
+    (raw / "games" / "b.jsonl").write_text("")
+    ingest(raw, root)
+    before = ingest_files(root)
+    (root / "diprank.duckdb").unlink()
+    parsed.clear()
+    ingest(raw, root)
+    assert parsed == []
+    assert ingest_files(root) == before
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
+def test_a_staged_rows_file_lost_from_the_warehouse_is_read_again(tmp_path, parsed):
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
+    ingest(raw, root)
+    (root / "diprank.duckdb").unlink()
+    for path in (root / "ingest" / "games").glob("*.parquet"):
+        path.unlink()
+    parsed.clear()
+    ingest(raw, root)
+    assert parsed == ["games/a.csv"]
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
+# Deliveries a sequence draws from; each takes a random source for its details.
+def add_file(raw: Path, rng: random.Random, state: dict) -> None:
+    """A new file of one or two games in a random month of 2019–2021."""
+    state["files"] += 1
+    rows = []
+    for _ in range(rng.randint(1, 2)):
+        state["games"] += 1
+        day = dt.date(rng.randint(2019, 2021), rng.randint(1, 12), rng.randint(1, 28))
+        rows += game(rng.randint(0, 10**6), day, f"g{state['games']}")
+    write_csv(raw / "games" / f"{state['files']:03d}.csv", rows)
+
+
+def correct_game(raw: Path, rng: random.Random, state: dict) -> None:
+    """A later file re-delivering an existing game, moved to another month (or year)."""
+    if not state["games"]:
+        return add_file(raw, rng, state)
+    state["files"] += 1
+    day = dt.date(rng.randint(2019, 2021), rng.randint(1, 12), rng.randint(1, 28))
+    write_csv(raw / "games" / f"{state['files']:03d}.csv",
+              game(rng.randint(0, 10**6), day, f"g{rng.randint(1, state['games'])}"))
+
+
+def split_game(raw: Path, rng: random.Random, state: dict) -> None:
+    """One new game's rows in two new files."""
+    state["games"] += 1
+    rows = game(rng.randint(0, 10**6), dt.date(2020, rng.randint(1, 12), 3), f"g{state['games']}")
+    cut = rng.randint(1, len(rows) - 1)
+    for part in (rows[:cut], rows[cut:]):
+        state["files"] += 1
+        write_csv(raw / "games" / f"{state['files']:03d}.csv", part)
+
+
+def edit_in_place(raw: Path, rng: random.Random, state: dict) -> None:
+    """An existing file rewritten: a row made invalid, or every date moved."""
+    files = sorted((raw / "games").glob("*.csv")) if (raw / "games").is_dir() else []
+    if not files:
+        return add_file(raw, rng, state)
+    path = rng.choice(files)
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    if rng.random() < 0.5:
+        rows[rng.randrange(len(rows))]["centres"] = "99"
+    else:
+        day = dt.date(rng.randint(2019, 2021), rng.randint(1, 12), rng.randint(1, 28)).isoformat()
+        rows = [dict(r, finished_on=day) for r in rows]
+    write_csv(path, rows)
+
+
+def remove_file(raw: Path, rng: random.Random, state: dict) -> None:
+    """A file removed: a random one, or the one holding the latest (or earliest) month."""
+    files = sorted((raw / "games").glob("*.csv")) if (raw / "games").is_dir() else []
+    if not files:
+        return add_file(raw, rng, state)
+    if rng.random() < 0.5:
+        path = rng.choice(files)
+    else:
+        dated = [(max(line.split(",")[4] for line in p.read_text().splitlines()[1:]), p) for p in files]
+        path = (max(dated) if rng.random() < 0.5 else min(dated))[1]
+    path.unlink()
+
+
+def players_file(raw: Path, rng: random.Random, state: dict) -> None:
+    """The registry delivered again, with a random subset of names."""
+    rows = [{"player_id": f"p{i:05d}", "name": f"Name {rng.randint(0, 3)}", "country": "NOR"}
+            for i in sorted(rng.sample(range(20), rng.randint(0, 5)))]
+    write_csv(raw / "players" / f"{rng.randint(0, 2)}.csv", rows, ["player_id", "name", "country"])
+
+
+DELIVERIES = [add_file, correct_game, split_game, edit_in_place, remove_file, players_file]
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory) -> tuple[Path, dict]:
+    """A raw folder of a few deliveries (a split game, a correction) and its ingest,
+    made once: each sequence starts from a copy."""
+    folder = tmp_path_factory.mktemp("ingested")
+    raw, state = folder / "raw", {"files": 0, "games": 0}
+    for number, delivery in enumerate([add_file, split_game, correct_game]):
+        delivery(raw, random.Random(number), state)
+    ingest(raw, folder / "w")
+    return folder, state
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.lists(st.tuples(st.sampled_from(DELIVERIES), st.integers(0, 2**32)), min_size=1, max_size=3),
+                      min_size=1, max_size=2))
+def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested, steps):
+    """After every step of one to three deliveries (new files, corrections, in-place edits, removed
+    files, games moved across months and years, the first or last month removed), incremental
+    ingest leaves the same files, bytes and tables as an ingest from scratch. In process, at the
+    ingest level: the rating systems read only the validated files compared here."""
+    import shutil
+
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copytree(ingested[0], folder, dirs_exist_ok=True)
+        raw, root, state = Path(folder) / "raw", Path(folder) / "w", dict(ingested[1])
+        for step in steps:
+            for delivery, seed in step:
+                delivery(raw, random.Random(seed), state)
+            ingest(raw, root)
+            assert_equals_an_ingest_from_scratch(raw, root)
+
+
+def test_cli_runs_read_only_new_files_and_survive_a_lost_duckdb_file(tmp_path, parsed):
+    """Whole runs: nothing new reads nothing; the DuckDB file deleted between runs is rebuilt from
+    the warehouse without reading a delivery; each run equals a run from scratch."""
+    raw, warehouse = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", list(synthetic_games(7, 30, 15, dt.date(2020, 1, 1), dt.date(2020, 4, 30))))
+    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
+    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
+    run(raw, warehouse)
+    parsed.clear()
+    out = run(raw, warehouse)
+    assert parsed == []
+    assert "games              1       210" in out  # the balance is still printed in full
+    (warehouse / "diprank.duckdb").unlink()
+    write_csv(raw / "games" / "b.csv", game(9, dt.date(2020, 5, 3), "new"))
+    run(raw, warehouse)
+    assert parsed == ["games/b.csv"]
+    assert_equals_a_run_from_scratch(raw, warehouse, tmp_path / "scratch")
+
+
+def test_validation_on_another_worker_catches_up_from_the_warehouse(tmp_path, parsed):
+    """The ingest steps on one machine, the validation steps on another (each with a DuckDB file of
+    its own, one warehouse): the second reads no delivery and writes what a single machine would."""
+    from pipeline.ingest.validation import catch_up, ensure_report_tables
+
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
+    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
+    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
+    for step in range(2):
+        warehouse = Warehouse(root)
+        root.mkdir(parents=True, exist_ok=True)
+        first = duckdb.connect(str(tmp_path / f"first{step}.duckdb"))
+        for feed in VALIDATION_ORDER:
+            ingest_feed(first, raw, feed, warehouse)
+        first.close()
+        parsed.clear()
+        other = duckdb.connect(str(root / "diprank.duckdb"))
+        ensure_report_tables(other)
+        for feed in reversed(VALIDATION_ORDER):  # results before events: they catch up on the events
+            catch_up(other, feed, warehouse)
+            assert validate_and_count(other, feed).balanced
+            publish_validated(other, warehouse, feed)
+        other.close()
+        assert parsed == []
+        assert_equals_an_ingest_from_scratch(raw, root)
+        write_csv(raw / "games" / "b.csv", game(2, dt.date(2020, 2, 5), "g1"))
+
+
+class Crash(Exception):
+    """Stands for a kill at one point of ingest."""
+
+
+CRASH_POINTS = {
+    "staged rows written, manifest not": ("pipeline.ingest.deliveries", "save_ingest_manifest"),
+    "manifest written, working copy not": ("pipeline.ingest.deliveries", "sync_working_copy"),
+    "validated, queue not cleared": ("pipeline.ingest.validation", "queue_export"),
+    "validated, files not written": ("pipeline.ingest.exports", "export_feed"),
+    "files written, not marked": ("pipeline.ingest.exports", "export_done"),
+}
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_an_ingest_interrupted_at_any_point_is_mended_by_the_next(tmp_path, monkeypatch, point):
+    """A changed file, a removed one and a new one; ingest stops at one point; the next ingest
+    ends where an ingest from scratch does."""
+    import importlib
+
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
+    write_csv(raw / "games" / "b.csv", game(2, dt.date(2020, 2, 5), "g2"))
+    write_csv(raw / "games" / "c.csv", game(3, dt.date(2020, 3, 5), "g3"))
+    ingest(raw, root)
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2019, 7, 5), "g1"))
+    (raw / "games" / "c.csv").unlink()
+    write_csv(raw / "games" / "d.csv", game(4, dt.date(2020, 2, 7), "g2"))
+    module, name = CRASH_POINTS[point]
+
+    def crash(*args, **kwargs):
+        raise Crash(point)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(importlib.import_module(module), name, crash)
+        with pytest.raises(Crash):
+            ingest(raw, root)
+    ingest(raw, root)
+    assert_equals_an_ingest_from_scratch(raw, root)
