@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import duckdb
+import pyarrow as pa
 
 from pipeline.core.feed_spec import EVENT_RESULTS, GAMES, Feed
 from pipeline.ingest.deliveries import export_done, export_due
 from pipeline.ingest.fingerprints import fingerprints_path, write_month_fingerprints
 from pipeline.ingest.validation import QUARANTINE_TABLE
 from pipeline.warehouse.sql import quote_ident
-from pipeline.warehouse.store import Warehouse, export_parquet
+from pipeline.warehouse.store import Warehouse, atomic_write_parquet, export_parquet
 
 # The validated feed after which each rated feed kind is complete: its month fingerprints are written then.
 FINGERPRINTED = {GAMES.name: "games", EVENT_RESULTS.name: "events"}
@@ -28,13 +29,14 @@ def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
     order = ", ".join(quote_ident(k) for k in feed.key)
     export_parquet(con, warehouse, f"SELECT {columns} FROM {feed.name} ORDER BY {order}", warehouse.validated(feed.name))
-    # The feed's entries through a table of their own: DuckDB marks a Parquet column required from
-    # its table's statistics, which would otherwise follow the other feeds' entries and deleted ones.
-    con.execute(
-        f"""CREATE OR REPLACE TEMP TABLE _feed_quarantine AS SELECT * FROM {QUARANTINE_TABLE} WHERE feed = ?
-        ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail""", [feed.name])
-    export_parquet(con, warehouse, "SELECT * FROM _feed_quarantine", warehouse.quarantine(feed.name))
-    con.execute("DROP TABLE _feed_quarantine")
+    # Through Arrow with every column nullable: DuckDB's COPY marks a column required when its
+    # table's statistics see no null, so the file's schema would change with its rows (and with
+    # rows deleted before). Quarantines are small.
+    entries = con.execute(
+        f"""SELECT * FROM {QUARANTINE_TABLE} WHERE feed = ?
+        ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail""", [feed.name]).to_arrow_table()
+    nullable = pa.schema([field.with_nullable(True) for field in entries.schema])
+    atomic_write_parquet(warehouse.quarantine(feed.name), entries.cast(nullable))
 
 
 def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed) -> bool:
