@@ -32,9 +32,9 @@ def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed
     # Through Arrow with every column nullable: DuckDB's COPY marks a column required when its
     # table's statistics see no null, so the file's schema would change with its rows (and with
     # rows deleted before). Quarantines are small.
-    entries = con.execute(
+    entries = con.sql(
         f"""SELECT * FROM {QUARANTINE_TABLE} WHERE feed = ?
-        ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail""", [feed.name]).to_arrow_table()
+        ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail""", params=[feed.name]).to_arrow_table()
     nullable = pa.schema([field.with_nullable(True) for field in entries.schema])
     atomic_write_parquet(warehouse.quarantine(feed.name), entries.cast(nullable))
 
