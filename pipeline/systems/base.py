@@ -107,6 +107,22 @@ HISTORY_HEAD = [("source_id", pa.string()), ("source_date", pa.date32()), ("play
                 ("rating_before", pa.float64()), ("rating_after", pa.float64())]
 
 
+# The Arrow type of each Python type the Pandera models use.
+ARROW_TYPES = {"int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_(),
+               "datetime.date": pa.date32(), "date": pa.date32()}
+
+
+def model_columns(model) -> list[tuple[str, pa.DataType]]:
+    """The columns a Pandera model adds to the models it extends, with their Arrow types, in the
+    model's order: the models in schemas/ are the one place a table's columns and types are
+    written down. A column the model declares again (with stricter checks) stays where the base
+    model puts it."""
+    inherited = {name for cls in model.__mro__[1:] for name in cls.__dict__.get("__annotations__", {})}
+    own = model.__dict__.get("__annotations__", {})
+    return [(name, ARROW_TYPES[kind if isinstance(kind, str) else kind.__name__]) for name, kind in own.items()
+            if name != "Config" and name not in inherited]
+
+
 def rankings_schema(*own: tuple[str, pa.DataType]) -> pa.Schema:
     """A system's month table: rank, player_id, rating, then its own columns."""
     return pa.schema(RANKING_HEAD + list(own))

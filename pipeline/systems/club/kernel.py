@@ -34,12 +34,9 @@ WINS, DRAWS, LOSSES, PAIRS = 0, 1, 2, 3  # columns of a player's record (a resul
 SCALE_BITS = 96  # W% floats as integers in units of 2**-96 (exact for any W% >= 2**-43)
 MAX_COUNT = 2**31 - 1  # opponent pairs (so also games) of one player in one year: T stays below 2**128
 
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
-_LOW32 = np.uint64(0xFFFFFFFF)
-_B32 = np.uint64(32)
-_B64 = np.uint64(64)
-_B56 = np.uint64(56)
+# Limbs of the 128-bit arithmetic: 0, 1, the low half's mask, and the shifts.
+_ZERO, _ONE, _LOW32 = np.uint64(0), np.uint64(1), np.uint64(0xFFFFFFFF)
+_B32, _B64, _B56 = np.uint64(32), np.uint64(64), np.uint64(56)
 _SCALE = 2.0**SCALE_BITS
 _TWO64 = 2.0**64
 _TWO_M64 = 2.0**-64

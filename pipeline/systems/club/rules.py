@@ -30,7 +30,7 @@ import pyarrow as pa
 from pipeline.systems.club import kernel
 from pipeline.systems.kernels.ids import id_table
 from pipeline.systems.kernels.sort import sorted_by_id
-from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, model_columns, rankings_schema
 from schemas.club import ClubHistory, ClubRankings
 
 LEGACY_SHARE = 0.1
@@ -41,21 +41,9 @@ _ZERO_OFFSET = np.zeros(1, np.int32)
 _EPOCH = dt.date(1970, 1, 1)
 _MAX_INT32 = 2**31 - 1
 
-RANKINGS_SCHEMA = rankings_schema(
-    ("wins", pa.int64()),
-    ("draws", pa.int64()),
-    ("losses", pa.int64()),
-    ("games", pa.int64()),
-    ("win_points", pa.float64()),
-    ("win_pct", pa.float64()),
-    ("schedule_strength", pa.float64()),
-    ("base_rating", pa.float64()),
-    ("legacy", pa.float64()),
-)
+RANKINGS_SCHEMA = rankings_schema(*model_columns(ClubRankings))
 
-HISTORY_SCHEMA = history_schema(
-    ("result", pa.string()),
-)
+HISTORY_SCHEMA = history_schema(*model_columns(ClubHistory))
 
 _log_points = np.zeros(0)
 

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, model_columns, rankings_schema
 from schemas.dip_pouch import DipPouchHistory, DipPouchRankings
 
 START_RATING = 40.0
@@ -21,18 +21,8 @@ WORLD_CHAMPIONSHIP_VALUE = 20.0
 MAX_EVENT_VALUE = 15.0
 DEFAULT_CUTOFF_YEAR = 2001
 
-RANKING_COLUMNS = rankings_schema(
-    ("events", pa.int64()),
-    ("last_event_date", pa.date32()),
-    ("country", pa.string()),
-    ("national_rank", pa.int64()),
-)
-HISTORY_COLUMNS = history_schema(
-    ("placement", pa.int64()),
-    ("num_players", pa.int64()),
-    ("percentile", pa.float64()),
-    ("tournament_value", pa.float64()),
-)
+RANKING_COLUMNS = rankings_schema(*model_columns(DipPouchRankings))
+HISTORY_COLUMNS = history_schema(*model_columns(DipPouchHistory))
 
 
 def percentile(num_players: int, placement: int) -> float:

@@ -58,7 +58,7 @@ from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
 from pipeline.systems.kernels.ids import id_table
 from pipeline.systems.kernels.sort import extend_id_order
-from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, model_columns, rankings_schema
 from pipeline.systems.diwz.kernel import (  # noqa: F401  (the rule constants, re-exported)
     DEVELOPMENT, MAX_FIRST_RATING_STEPS, MIN_FIRST_RESULTS, MIN_RESULTS, SCALE, SLOPE, START_RATING,
     STRIKE_OFF_YEARS,
@@ -71,21 +71,9 @@ NEWCOMER_MODES = (ERSTZAHL, START_1600)
 
 Result = tuple[float, int]   # (pairwise score, the opponent's rating before the game)
 
-RANKINGS_SCHEMA = rankings_schema(
-    ("evaluations", pa.int64()),
-    ("display", pa.string()),
-    ("last_evaluated", pa.date32()),
-)
+RANKINGS_SCHEMA = rankings_schema(*model_columns(DiWZRankings))
 
-HISTORY_SCHEMA = history_schema(
-    ("score", pa.float64()),
-    ("opponents", pa.int64()),
-    ("niveau", pa.float64()),
-    ("expected", pa.float64()),
-    ("performance", pa.float64()),
-    ("pooled", pa.bool_()),
-    ("evaluations", pa.int64()),
-)
+HISTORY_SCHEMA = history_schema(*model_columns(DiWZHistory))
 
 EPOCH = dt.date(1970, 1, 1)
 NO_DAY = kernel.NO_DAY

@@ -52,7 +52,7 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
-from pipeline.systems.base import MonthInput, MonthOutput, history_schema, rankings_schema
+from pipeline.systems.base import MonthInput, MonthOutput, history_schema, model_columns, rankings_schema
 from schemas.eagle import PLAYER_OF_THE_MONTH, EagleAwards, EagleHistory, EagleRankings
 
 POSITION_MODES = ("published", "live")
@@ -62,27 +62,11 @@ RESTART_YEARS = kernel.RESTART_YEARS    # a next game more than 7 years after th
 LAST_SCORING_POSITION = 602  # below this (or unlisted) a player contributes the minimum
 CENTS = Decimal(100)
 
-RANKINGS_SCHEMA = rankings_schema(
-    ("points", pa.float64()),
-    ("games", pa.int64()),
-    ("last_game_date", pa.date32()),
-    ("points_to_defend", pa.float64()),
-    ("new_eagles", pa.float64()),
-)
+RANKINGS_SCHEMA = rankings_schema(*model_columns(EagleRankings))
 
-HISTORY_SCHEMA = history_schema(
-    ("contribution", pa.float64()),
-    ("game_value", pa.float64()),
-    ("points", pa.float64()),
-)
+HISTORY_SCHEMA = history_schema(*model_columns(EagleHistory))
 
-AWARDS_SCHEMA = pa.schema([
-    ("award", pa.string()),
-    ("period", pa.string()),
-    ("player_id", pa.string()),
-    ("value", pa.float64()),
-    ("game_id", pa.string()),
-])
+AWARDS_SCHEMA = pa.schema(model_columns(EagleAwards))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,11 +16,9 @@ from numba import njit
 
 from pipeline.systems.kernels import plain_njit
 
-MIX_1 = np.uint64(0xFF51AFD7ED558CCD)
-MIX_2 = np.uint64(0xC4CEB9FE1A85EC53)
-_ALL_BYTES = np.uint64(0xFFFFFFFFFFFFFFFF)
-_S29 = np.uint64(29)
-_S32 = np.uint64(32)
+# The id hash's multipliers (MurmurHash3's 64-bit finaliser) and shifts.
+MIX_1, MIX_2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
+_ALL_BYTES, _S29, _S32 = np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(29), np.uint64(32)
 
 
 @plain_njit
