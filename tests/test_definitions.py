@@ -79,9 +79,9 @@ def test_jobs_carry_their_writer_tags(defs):
     from pipeline.defs.tags import FEEDS_WRITER_TAG, WRITER_TAGS, system_writer_tag
 
     location = defs.resources["diprank"].warehouse_dir
-    assert defs.resolve_job_def("ingest").run_tags == {tag: location for tag in WRITER_TAGS}
+    assert defs.resolve_job_def("ingest").tags == {tag: location for tag in WRITER_TAGS}
     for system in SYSTEM_NAMES:
-        tags = defs.resolve_job_def(f"{system}_job").run_tags
+        tags = defs.resolve_job_def(f"{system}_job").tags
         assert tags == {system_writer_tag(system): location} and FEEDS_WRITER_TAG not in tags
 
 

@@ -34,9 +34,9 @@ def test_jobs_of_the_code_location_carry_the_canonical_location(tmp_path, monkey
     absolute = build_definitions(Settings.from_env({}, warehouse_dir=str(tmp_path / "wh") + "/"))
     for defs in (relative, absolute):
         ingest = defs.resolve_job_def("ingest")
-        assert ingest.run_tags == {tag: str(tmp_path / "wh") for tag in WRITER_TAGS}
+        assert ingest.tags == {tag: str(tmp_path / "wh") for tag in WRITER_TAGS}
         for system in ("dip_pouch", "club", "eagle", "diwz"):
-            assert defs.resolve_job_def(f"{system}_job").run_tags == {system_writer_tag(system): str(tmp_path / "wh")}
+            assert defs.resolve_job_def(f"{system}_job").tags == {system_writer_tag(system): str(tmp_path / "wh")}
     # The schedule and the file sensor launch the ingest job; rate_after_ingest the rating jobs.
     assert relative.resolve_schedule_def("monthly_tables").job_name == "ingest"
     assert relative.resolve_sensor_def("new_raw_files").job_name == "ingest"

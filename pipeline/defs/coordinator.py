@@ -23,15 +23,19 @@ def writer_job_names(asset_names: set[str]) -> set[str]:
 
 def missing_writer_tags(run: DagsterRun, workspace) -> dict[str, str]:
     """The writer tags the run lacks, read from the code location's own jobs."""
-    if run.asset_selection is None or run.remote_job_origin is None:
+    if run.remote_job_origin is None:
         return {}
     origin = run.remote_job_origin
     repository = workspace.get_code_location(origin.location_name).get_repository(
         origin.repository_origin.repository_name)
+    if run.asset_selection is not None:
+        writers = writer_job_names({key.to_user_string() for key in run.asset_selection})
+    else:  # a run of a job by name: its own tags (a launcher may not have applied them)
+        writers = {run.job_name}
     wanted: dict[str, str] = {}
-    for job_name in sorted(writer_job_names({key.to_user_string() for key in run.asset_selection})):
+    for job_name in sorted(writers):
         if repository.has_job(job_name):
-            wanted.update({k: v for k, v in repository.get_full_job(job_name).run_tags.items()
+            wanted.update({k: v for k, v in repository.get_full_job(job_name).tags.items()
                            if k.startswith(WRITER_TAG_PREFIX)})
     return {k: v for k, v in wanted.items() if run.tags.get(k) != v}
 

@@ -33,14 +33,14 @@ def build_jobs(warehouse_location: str, partitions: dict[str, PartitionsDefiniti
     ingest = define_asset_job(
         INGEST_JOB, selection=AssetSelection.groups(*INGEST_GROUPS),
         description="Stage every raw delivery and validate the four feeds.",
-        run_tags=ingest_run_tags(warehouse_location),
+        tags=ingest_run_tags(warehouse_location),
     )
     rating = {
         system: define_asset_job(
             rating_job_name(system), selection=AssetSelection.assets(AssetKey(rankings_asset_name(system))),
             partitions_def=partitions[system],
             description=f"Compute {system} snapshots for a range of months (one run, oldest month first).",
-            run_tags=rating_run_tags(system, warehouse_location),
+            tags=rating_run_tags(system, warehouse_location),
         )
         for system in SYSTEM_NAMES
     }
