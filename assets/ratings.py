@@ -18,7 +18,7 @@ from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key, sy
 from pipeline.warehouse.views import refresh_views
 
 
-FEED_DEPS = {"games": ["games", "players"], "events": ["events", "event_results", "players"]}
+FEED_DEPS = {"games": ["games", "players", "lists"], "events": ["events", "event_results", "players", "lists"]}
 PREVIEW_COLUMNS = ["rank", "player_id", "player_name", "rating", "rank_change"]
 
 

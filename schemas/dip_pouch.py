@@ -13,7 +13,7 @@ class DipPouchRankings(RankingsBase):
 
     rating: float = Field(ge=0, le=100, description="Dip Pouch rating: starts at 40, moves toward each event's percentile.")
     events: int = Field(ge=1, description="Events with tournament value above 0.")
-    last_event_date: datetime.date = Field(description="End date of the last event with tournament value above 0.")
+    last_event_date: datetime.date = Field(nullable=True, description="End date of the last event with tournament value above 0 (null for a player of a published list that gave none, until their next event).")
     country: str = Field(nullable=True, description="Registry country first, else the latest nationality.")
     national_rank: int = Field(ge=1, nullable=True, description="Rank within country (shared on equal ratings); null without a country.")
 

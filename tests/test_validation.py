@@ -251,7 +251,16 @@ WHOLE = {"csv": ["5", "5.0", "+5", " 5 ", "5.000"], "parquet_text": ["5", "5.0",
 def test_every_integer_column_is_covered():
     assert INTEGER_COLUMNS == sorted([
         ("event_results", "placement"), ("events", "num_players"), ("events", "rounds"),
-        ("games", "centres"), ("games", "eliminated_year"), ("games", "supply_centres")])
+        ("games", "centres"), ("games", "eliminated_year"), ("games", "supply_centres"),
+        ("lists", "evaluations"), ("lists", "events"), ("lists", "games")])
+
+
+# The list rows an integer column of the lists feed belongs to: (system, the row's other values).
+LIST_ROWS = {
+    "events": ("dip_pouch", {"rating": 50.0, "events": 3}),
+    "games": ("eagle", {"recent_points": "1.00", "games": 3, "last_game_date": "2020-01-10"}),
+    "evaluations": ("diwz", {"rating": 1700, "evaluations": 3, "last_evaluated": "2020-01-10"}),
+}
 
 
 def write_delivery(folder: Path, feed: str, rows: list[dict], fmt: str, column: str) -> Path:
@@ -319,6 +328,11 @@ def integer_case(feed: str, column: str, values: list) -> tuple[dict[str, list[d
         events = [GOOD_EVENT] + [dict(GOOD_EVENT, event_id=f"e_bad{i}", **{column: v}) for i, v in enumerate(values)]
         results = GOOD_RESULTS + [{"event_id": f"e_bad{i}", "player_id": "a", "placement": 1} for i in range(len(values))]
         return {"events": events, "event_results": results}, "events", [(f"e_bad{i}", 1 + i) for i in range(len(values))]
+    if feed == "lists":
+        system, values_of_row = LIST_ROWS[column]
+        good = {"system": system, "as_of": "2020-01-31", "player_id": "p_ok", **values_of_row}
+        rows = [good] + [dict(good, player_id=f"p_bad{i}", **{column: v}) for i, v in enumerate(values)]
+        return {"lists": rows}, "lists", [(f"{system}/p_bad{i}", 1 + i) for i in range(len(values))]
     results = GOOD_RESULTS + [{"event_id": "e_ok", "player_id": f"z{i}", "placement": v} for i, v in enumerate(values)]
     return ({"events": [GOOD_EVENT], "event_results": results}, "event_results",
             [(f"e_ok/z{i}", len(GOOD_RESULTS) + i) for i in range(len(values))])
@@ -348,7 +362,8 @@ def test_a_number_that_is_not_whole_is_a_bad_type(tmp_path, feed, column, fmt):
         assert (entry["reason"], entry["source_file"], entry["source_line"]) == ("bad_type", source, index + first_line), \
             (value, entry)
         assert column in entry["detail"], entry
-    good = {"games": ["ok"] * 3, "events": ["e_ok"], "event_results": ["e_ok", "e_ok"]}[carrier]
+    good = {"games": ["ok"] * 3, "events": ["e_ok"], "event_results": ["e_ok", "e_ok"],
+            "lists": [LIST_ROWS.get(column, ("",))[0]]}[carrier]
     assert sorted(valid[carrier]) == good
     if carrier == "games":
         assert counts["games"].quarantined == 3 * len(values), "a game is quarantined whole"

@@ -19,7 +19,7 @@ from pipeline.cli.report import add_report_parser, command_report
 from pipeline.core.months import Month
 from pipeline.core.progress import show_progress
 from pipeline.settings import ENV_RAW_DIR, ENV_WAREHOUSE_DIR, Settings, SettingsError, is_url
-from pipeline.systems.registry import SYSTEM_NAMES
+from pipeline.systems.registry import SYSTEM_NAMES, system_class
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
 TOP_N = 5  # players shown per system in the run summary
@@ -143,6 +143,7 @@ def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: 
     """Ingest, validate and rate; print the summary. Returns the exit code."""
     from pipeline import orchestrate
     from pipeline.rating.planning import plan_all
+    from pipeline.rating.published import list_starts
 
     started = time.perf_counter()
     warehouse.remove_leftovers()
@@ -171,6 +172,10 @@ def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: 
     if not ingest.any_valid_results:
         print("\ndiprank: no valid results in any feed; nothing to rate.")
         return EXIT_FAILED
+    starts = list_starts(warehouse, {name: system_class(name).feed for name in SYSTEM_NAMES})
+    if starts:
+        print("\ncontinuing published lists:")
+        print("\n".join(list_start_line(start) for start in starts))
     plans = plan_all(warehouse, settings, first, last, systems)
     todo = [p for p in plans if p.first is not None]
     for plan in todo:
@@ -206,6 +211,13 @@ def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: 
         print(f"diprank: strict mode: {plural(len(checks), 'failed check', 'failed checks')} (listed above).")
         return EXIT_FAILED
     return EXIT_OK
+
+
+def list_start_line(start) -> str:
+    """One system that continues a published list, and the valid results it leaves to the others."""
+    kind = "game rows" if system_class(start.system).feed == "games" else "event results"
+    return (f"  {start.system:<10} from its list of {start.as_of} ({plural(start.players, 'player', 'players')}), "
+            f"first month {start.month.next()}; {start.results_before} valid {kind} on or before it not rated by {start.system}")
 
 
 def plural(count: int, one: str, many: str) -> str:

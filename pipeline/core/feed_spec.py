@@ -1,11 +1,12 @@
-"""The four input feeds of SPEC §2: their columns, types, defaults and keys."""
+"""The input feeds of SPEC §2: their columns, types, defaults and keys."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-ARROW_TYPES = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DATE": pa.date32(), "BOOLEAN": pa.bool_()}
+ARROW_TYPES = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "DATE": pa.date32(),
+               "BOOLEAN": pa.bool_()}
 
 
 @dataclass(frozen=True)
@@ -13,7 +14,7 @@ class FeedColumn:
     """One column of a feed as delivered."""
 
     name: str
-    sql_type: str  # VARCHAR, BIGINT, DATE, BOOLEAN
+    sql_type: str  # VARCHAR, BIGINT, DOUBLE, DATE, BOOLEAN
     required: bool = False  # the file must have the column (a file without it is rejected whole)
     default: str | None = None  # SQL literal used when the value is missing
 
@@ -57,6 +58,7 @@ GAMES = Feed(
         FeedColumn("result", "VARCHAR", required=True),
         FeedColumn("centres", "BIGINT", required=True),
         FeedColumn("eliminated_year", "BIGINT"),
+        FeedColumn("multi_site", "BOOLEAN", default="false"),
     ),
     key=("game_id", "power"),
 )
@@ -99,7 +101,29 @@ PLAYERS = Feed(
     key=("player_id",),
 )
 
-FEEDS: dict[str, Feed] = {f.name: f for f in (GAMES, EVENTS, EVENT_RESULTS, PLAYERS)}
+# A table a site published as of a month, to continue from (one system's columns per row; a file
+# may hold only the columns its system uses). `recent_points` is Eagle's list of up to ten game
+# points, oldest first, kept as delivered text ("5.00;3.25" in CSV, a list in Parquet or JSON).
+LISTS = Feed(
+    "lists",
+    (
+        FeedColumn("system", "VARCHAR", required=True),
+        FeedColumn("as_of", "DATE", required=True),
+        FeedColumn("player_id", "VARCHAR", required=True),
+        FeedColumn("player_name", "VARCHAR"),
+        FeedColumn("rating", "DOUBLE"),
+        FeedColumn("events", "BIGINT"),
+        FeedColumn("last_event_date", "DATE"),
+        FeedColumn("recent_points", "VARCHAR"),
+        FeedColumn("games", "BIGINT"),
+        FeedColumn("last_game_date", "DATE"),
+        FeedColumn("evaluations", "BIGINT"),
+        FeedColumn("last_evaluated", "DATE"),
+    ),
+    key=("system", "player_id"),
+)
+
+FEEDS: dict[str, Feed] = {f.name: f for f in (GAMES, EVENTS, EVENT_RESULTS, PLAYERS, LISTS)}
 
 # Lineage columns every staged row carries.
 SOURCE_FILE = "_source_file"
@@ -110,3 +134,15 @@ FILE_EXTENSIONS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "jsonl", ".nd
 
 # Longest accepted text value; longer ones are quarantined (guards against runaway fields).
 MAX_TEXT_LENGTH = 1000
+
+
+def recent_points_sql(column: str) -> str:
+    """SQL: the entries of a delivered `recent_points` text as a VARCHAR[] ("5.00;3.25" in CSV,
+    "[5.0, 3.25]" from a Parquet or JSON list), NULL when the value is. One parse for validation
+    and for reading, so what was validated is what is rated."""
+    return (f"CASE WHEN {column} IS NULL THEN NULL ELSE string_split_regex("
+            f"regexp_replace(trim({column}), '^\\[\\s*|\\s*\\]$', '', 'g'), '\\s*[;,]\\s*') END")
+
+
+# An entry of recent_points: a non-negative decimal with at most two places.
+RECENT_POINT_PATTERN = "[0-9]+([.][0-9]{1,2})?"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, GAMES, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
+from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
 from pipeline.ingest.staging import (
     FileProblem, SkippedEntry, StageReport, create_staged, stage_file, staged_table, survey_feed,
 )
@@ -37,7 +37,7 @@ HASH_CHUNK = 1 << 20
 # The column whose value makes a group of rows that validation judges together: a game is valid
 # only as a whole, an event is judged with its results (and they with it).
 GROUP_COLUMN = {GAMES.name: "game_id", EVENTS.name: "event_id", EVENT_RESULTS.name: "event_id",
-                PLAYERS.name: "player_id"}
+                PLAYERS.name: "player_id", LISTS.name: "system"}
 # Feeds whose rules read each other's rows of a group: a change in one re-validates both.
 LINKED_FEEDS = {EVENTS.name: (EVENT_RESULTS.name,), EVENT_RESULTS.name: (EVENTS.name,)}
 
@@ -94,6 +94,11 @@ def file_id(source: str, digest: str | None) -> str:
     return hashlib.blake2b(f"{source}\n{digest}".encode(), digest_size=16).hexdigest()
 
 
+def columns_signature(feed: Feed) -> str:
+    """The staged rows' columns and types: a feed that gains a column reads its files again."""
+    return ",".join(f"{c.name}:{c.sql_type}" for c in feed.columns)
+
+
 def manifest_path(warehouse: Warehouse, feed: str):
     return warehouse.root / "ingest" / feed / "manifest.json"
 
@@ -108,8 +113,8 @@ def load_ingest_manifest(warehouse: Warehouse, feed: str) -> dict[str, DeliveryR
     if not path.exists():
         return {}
     data = json.loads(path.read_bytes())
-    if data.get("version") != MANIFEST_VERSION:
-        return {}  # another layout: every file is read again
+    if data.get("version") != MANIFEST_VERSION or data.get("columns") != columns_signature(FEEDS[feed]):
+        return {}  # another layout, or staged rows with other columns: every file is read again
     return {r["path"]: DeliveryRecord(**{**r, "problems": tuple(map(tuple, r["problems"])),
                                          "skipped": tuple(r["skipped"])}) for r in data["files"]}
 
@@ -121,7 +126,8 @@ def save_ingest_manifest(warehouse: Warehouse, feed: str, records: list[Delivery
         path.unlink(missing_ok=True)  # as in a run that never saw a file of the feed
         return
     files = [asdict(r) for r in sorted(records, key=lambda r: r.path)]
-    text = json.dumps({"version": MANIFEST_VERSION, "files": files}, sort_keys=True, indent=1, ensure_ascii=False)
+    text = json.dumps({"version": MANIFEST_VERSION, "columns": columns_signature(FEEDS[feed]), "files": files},
+                      sort_keys=True, indent=1, ensure_ascii=False)
     atomic_write_bytes(path, text.encode("utf-8") + b"\n")
 
 
@@ -171,11 +177,23 @@ def _held_files(con, feed: Feed) -> dict[str, int]:
     copy of the feed (and the table new files' rows arrive in) when it holds none."""
     ensure_ingest_tables(con)
     held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
+    if held and _held_columns(con, feed) != feed.column_names:
+        # A working copy from before the feed gained a column: rebuilt from the files.
+        con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ?", [feed.name])
+        held = {}
     if not held:
         _create_typed(con, feed)  # a new working copy, or one from an older layout
     con.execute(f"CREATE OR REPLACE TEMP TABLE arrived_{feed.name} AS "
                 f"SELECT {typed_columns(feed)}, '' AS _file_id FROM typed_{feed.name} WHERE false")
     return held
+
+
+def _held_columns(con, feed: Feed) -> list[str]:
+    """The feed columns of the working copy's valid table, in order."""
+    names = [row[0] for row in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
+        "ORDER BY ordinal_position", [feed.name]).fetchall()]
+    return [name for name in names if name not in (SOURCE_FILE, SOURCE_LINE)]
 
 
 def adopt_manifest(con: duckdb.DuckDBPyConnection, feed: Feed,

@@ -17,7 +17,8 @@ from pipeline.warehouse.store import Warehouse, file_location
 GAMES_SQL = """
 SELECT year(finished_on) AS year, month(finished_on) AS month, count(*) AS rows,
        bit_xor(hash(game_id, site, variant, supply_centres, finished_on, rated, power, player_id,
-                    player_name, original_player_id, replacement_denies, result, centres, eliminated_year)) AS hash
+                    player_name, original_player_id, replacement_denies, result, centres, eliminated_year,
+                    multi_site)) AS hash
 FROM games GROUP BY 1, 2 ORDER BY 1, 2
 """
 EVENTS_SQL = """

@@ -326,6 +326,8 @@ def _typed_expression(column: FeedColumn, source: str | None, source_type: str |
     raw = quote_ident(source)
     target = column.sql_type
     native = (source_type == target or (target == "BIGINT" and source_type in INTEGER_TYPES)
+              or (target == "DOUBLE" and source_type and (source_type in INTEGER_TYPES
+                                                          or source_type.startswith(FRACTIONAL_TYPES)))
               or (target == "DATE" and source_type and source_type.startswith("TIMESTAMP")))
     long_text = f"coalesce(length({raw}) > {MAX_TEXT_LENGTH}, false)" if source_type in TEXT_TYPES else "false"
     if native:

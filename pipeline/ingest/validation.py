@@ -8,7 +8,9 @@ import duckdb
 import ibis
 import pandera.ibis as pdi
 
-from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, PLAYERS, Feed
+from pipeline.core.feed_spec import (
+    EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
+)
 from pipeline.ingest.deliveries import (
     GROUP_COLUMN, LINKED_FEEDS, PENDING_FILES, PENDING_GROUPS, adopt_manifest, ingest_deliveries, queue_export,
 )
@@ -19,6 +21,7 @@ from schemas.feed_common import BAD_TYPE
 from schemas.event_results import EventResultsFeed
 from schemas.events import EventsFeed
 from schemas.games import GAME_REJECTED, GamesFeed
+from schemas.lists import ListsFeed
 from schemas.players import PlayersFeed
 
 FEED_MODELS = {
@@ -26,6 +29,7 @@ FEED_MODELS = {
     EVENTS.name: EventsFeed,
     EVENT_RESULTS.name: EventResultsFeed,
     PLAYERS.name: PlayersFeed,
+    LISTS.name: ListsFeed,
 }
 
 QUARANTINE_TABLE = "quarantine"
@@ -163,22 +167,39 @@ def _candidates_sql(feed: Feed) -> str:
                        CAST(sum(coalesce(centres, 0)) AS BIGINT) AS _centre_total,
                        coalesce(min(variant) = max(variant) AND min(supply_centres) = max(supply_centres)
                                 AND min(finished_on) = max(finished_on)
-                                AND min(CAST(rated AS INTEGER)) = max(CAST(rated AS INTEGER)), true) AS _fields_agree
+                                AND min(CAST(rated AS INTEGER)) = max(CAST(rated AS INTEGER))
+                                AND min(CAST(multi_site AS INTEGER)) = max(CAST(multi_site AS INTEGER)), true) AS _fields_agree,
+                       coalesce(bool_and(multi_site), false) AS _multi_site
                 FROM t WHERE game_id IS NOT NULL GROUP BY game_id
             ),
             people AS (
-                SELECT game_id, player_id AS person FROM t
+                SELECT game_id, player_id AS person, false AS original FROM t
                 UNION ALL
-                SELECT game_id, original_player_id FROM t WHERE original_player_id IS NOT NULL
+                SELECT game_id, original_player_id, true FROM t WHERE original_player_id IS NOT NULL
             ),
+            -- A person on two powers, as holder or original; in a multi-site game one player may
+            -- hold several powers, but an original player still holds no other (SPEC §2).
             conflicts AS (
-                SELECT DISTINCT game_id FROM people
-                WHERE game_id IS NOT NULL AND person IS NOT NULL
-                GROUP BY game_id, person HAVING count(*) > 1
+                SELECT DISTINCT p.game_id FROM people p JOIN facts f USING (game_id)
+                WHERE p.game_id IS NOT NULL AND p.person IS NOT NULL
+                GROUP BY p.game_id, p.person, f._multi_site
+                HAVING count(*) > 1 AND (NOT f._multi_site OR bool_or(p.original))
             )
             SELECT t.*, f._powers, f._solos, f._draws, f._centre_total, f._fields_agree,
                    (c.game_id IS NOT NULL) AS _player_conflict
             FROM t LEFT JOIN facts f USING (game_id) LEFT JOIN conflicts c USING (game_id)"""
+    if feed is LISTS:
+        points = recent_points_sql("t.recent_points")
+        return f"""
+            WITH t AS (SELECT * FROM {typed} WHERE NOT _replaced AND {in_scope(feed)}),
+            systems AS (SELECT system, count(DISTINCT as_of) AS n FROM t WHERE system IS NOT NULL GROUP BY 1)
+            SELECT t.*, s.n AS _as_of_count,
+                   t.as_of = last_day(t.as_of) AS _as_of_month_end,
+                   month(t.as_of) = 12 AND day(t.as_of) = 31 AS _as_of_december,
+                   CAST(len({points}) AS BIGINT) AS _recent_count,
+                   NOT list_bool_and(list_transform({points}, lambda x: regexp_full_match(x, '{RECENT_POINT_PATTERN}')))
+                       AS _recent_malformed
+            FROM t LEFT JOIN systems s USING (system)"""
     return f"SELECT * FROM {typed} WHERE NOT _replaced AND {in_scope(feed)}"
 
 
@@ -351,4 +372,4 @@ def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed) -> FeedCounts
 
 
 # Feeds in the order their rules need each other (events count their results; results need valid events).
-VALIDATION_ORDER = (GAMES, PLAYERS, EVENTS, EVENT_RESULTS)
+VALIDATION_ORDER = (GAMES, PLAYERS, EVENTS, EVENT_RESULTS, LISTS)

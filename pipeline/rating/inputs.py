@@ -9,10 +9,11 @@ import pyarrow as pa
 from pipeline.core.months import Month
 from pipeline.warehouse.store import Warehouse, file_location
 from pipeline.systems.base import EVENT_RESULT_COLUMNS, GAME_COLUMNS, PlayerInfo
+from pipeline.systems.games import merged_powers
 
 GAMES_SQL = """
 SELECT game_id, site, variant, supply_centres, finished_on, rated, power, player_id, player_name,
-       original_player_id, replacement_denies, result, centres, eliminated_year,
+       original_player_id, replacement_denies, result, centres, eliminated_year, multi_site,
        CASE WHEN replacement_denies AND original_player_id IS NOT NULL
             THEN original_player_id ELSE player_id END AS responsible_player_id
 FROM read_parquet(?)
@@ -41,7 +42,7 @@ def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> 
             if not path.exists():
                 return GAME_COLUMNS.empty_table()
             table = con.sql(GAMES_SQL, params=[file_location(path), first.first_day, last.last_day]).to_arrow_table()
-            return table.cast(GAME_COLUMNS)
+            return merged_powers(table.cast(GAME_COLUMNS))
         results, events = warehouse.validated("event_results"), warehouse.validated("events")
         if not (results.exists() and events.exists()):
             return EVENT_RESULT_COLUMNS.empty_table()

@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.settings import Settings
-from pipeline.rating.inputs import feed_bounds
-from pipeline.rating.ranges import system_range
+from pipeline.rating.ranges import covered_months
 from pipeline.core.months import Month
 from pipeline.rating.runner import first_stale_month
 from pipeline.warehouse.store import Warehouse
@@ -26,7 +25,7 @@ def plan_system(system: str, warehouse: Warehouse, settings: Settings, first: Mo
                 last: Month | None = None) -> Plan:
     """The range for one system: from `first` if given, else from the first month whose outputs are
     missing or stale (late or corrected data); up to `last`, else the latest month with data."""
-    covered = system_range(feed_bounds(warehouse), system_class(system).feed)
+    covered = covered_months(warehouse, system, system_class(system).feed)
     if covered is None:
         return Plan(system, note="no data")
     data_first, data_last = covered

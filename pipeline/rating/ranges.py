@@ -1,7 +1,8 @@
 """Each system's range of months, and removing the outputs of months that have left it.
 
-A system's range runs from the first month with valid data in its own feed to the latest month
-with valid data in any feed: exactly the months a run from scratch writes. When deliveries
+A system's range runs from the first month with valid data in its own feed (or the month after
+the list it continues) to the latest month with valid data in any feed: exactly the months a run
+from scratch writes. When deliveries
 change (a game moved to another month, the last month corrected away, a first game moved later),
 the months that leave the range lose their outputs here, so the warehouse keeps equal to a run
 from scratch on the same raw folder.
@@ -10,23 +11,36 @@ from __future__ import annotations
 
 from pipeline.core.months import Month
 from pipeline.rating.inputs import feed_bounds
+from pipeline.rating.published import list_months
 from pipeline.warehouse.store import Warehouse, is_local
 
 MonthRange = tuple[Month, Month]
 
 
-def system_range(bounds: dict[str, MonthRange | None], feed: str) -> MonthRange | None:
-    """The months a system with this feed covers, given each feed's first and last month with data."""
+def system_range(bounds: dict[str, MonthRange | None], feed: str, listed: Month | None = None) -> MonthRange | None:
+    """The months a system with this feed covers, given each feed's first and last month with data
+    and the month of the list it continues (None: it starts from nothing)."""
+    ends = [b[1] for b in bounds.values() if b is not None]
+    if listed is not None:
+        # A list starts the system the month after it, whatever its own feed held before.
+        first = listed.next()
+        return (first, max(ends)) if ends and max(ends) >= first else None
     own = bounds[feed]
     if own is None:
         return None
-    return own[0], max(b[1] for b in bounds.values() if b is not None)
+    return own[0], max(ends)
 
 
 def system_ranges(warehouse: Warehouse, feeds: dict[str, str]) -> dict[str, MonthRange | None]:
-    """The range of every system (name -> feed) from the warehouse's validated feeds."""
+    """The range of every system (name -> feed) from the warehouse's validated feeds and lists."""
     bounds = feed_bounds(warehouse)
-    return {system: system_range(bounds, feed) for system, feed in feeds.items()}
+    listed = list_months(warehouse)
+    return {system: system_range(bounds, feed, listed.get(system)) for system, feed in feeds.items()}
+
+
+def covered_months(warehouse: Warehouse, system: str, feed: str) -> MonthRange | None:
+    """One system's range (see system_range)."""
+    return system_ranges(warehouse, {system: feed})[system]
 
 
 def output_kinds(extras: tuple[str, ...]) -> tuple[str, ...]:

@@ -9,8 +9,9 @@ import pyarrow as pa
 
 from pipeline.rating.checks import CheckOutcome, merge_outcomes
 from pipeline.ingest.fingerprints import cumulative_fingerprints
-from pipeline.rating.inputs import feed_bounds, read_registry, read_results, split_by_month
-from pipeline.rating.ranges import system_range
+from pipeline.rating.inputs import read_registry, read_results, split_by_month
+from pipeline.rating.published import list_fingerprint, list_names, published_list
+from pipeline.rating.ranges import covered_months
 from pipeline.core.months import Month, month_range
 from pipeline.rating.writer import (
     Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
@@ -61,18 +62,37 @@ def resume_point(warehouse: Warehouse, system: RatingSystem, first: Month, data_
         if (payload.get("format") == CHECKPOINT_FORMAT and payload.get("config") == config_key
                 and payload.get("fingerprint") == chain.get(month)):
             return month.next(), system.decode_state(payload["state"]), Carry.decode(payload["carry"])
-    return data_first, system.initial_state(), Carry()
+    state, carry = starting_point(warehouse, system)
+    return data_first, state, carry
+
+
+def starting_point(warehouse: Warehouse, system: RatingSystem) -> tuple[object, Carry]:
+    """The state and carry before a system's first month: from its published list if it has one
+    (the list's names count as names seen), else from nothing."""
+    published = published_list(warehouse, system.name)
+    if published is None:
+        return system.initial_state(), Carry()
+    carry = Carry()
+    note_names(carry, list_names(published))
+    return system.state_from_list(published), carry
+
+
+def input_chain(warehouse: Warehouse, system: RatingSystem, config_key: str, first: Month,
+                last: Month) -> dict[Month, str]:
+    """Each month's cumulative input fingerprint: the system's feed, configuration and list."""
+    start_key = f"{config_key}|list:{list_fingerprint(warehouse, system.name)}"
+    return cumulative_fingerprints(warehouse, system.feed, start_key, first, last)
 
 
 def first_stale_month(system: RatingSystem, warehouse: Warehouse, config_key: str,
                       last: Month | None = None) -> Month | None:
     """The earliest month whose outputs are missing or were computed from other inputs; None if current."""
-    covered = system_range(feed_bounds(warehouse), system.feed)
+    covered = covered_months(warehouse, system.name, system.feed)
     if covered is None:
         return None
     data_first, data_last = covered
     last = last or data_last
-    chain = cumulative_fingerprints(warehouse, system.feed, config_key, data_first, last)
+    chain = input_chain(warehouse, system, config_key, data_first, last)
     manifest = warehouse.load_manifest(system.name)
     for month, fingerprint in chain.items():
         if manifest.get(str(month)) != fingerprint or not warehouse.rankings(system.name, month).exists():
@@ -91,7 +111,7 @@ def run_system(
 ) -> RunResult:
     """Compute and write every month from `first` to `last` (defaults: the data's first and last month)."""
     started = time.perf_counter()
-    covered = system_range(feed_bounds(warehouse), system.feed)
+    covered = covered_months(warehouse, system.name, system.feed)
     if covered is None:
         raise NothingToRate(f"{system.name}: no valid {system.feed} to rate")
     data_first, data_last = covered
@@ -101,7 +121,7 @@ def run_system(
     if first > last:
         result.seconds = time.perf_counter() - started
         return result
-    chain = cumulative_fingerprints(warehouse, system.feed, config_key, data_first, last)
+    chain = input_chain(warehouse, system, config_key, data_first, last)
     start, state, carry = resume_point(warehouse, system, first, data_first, config_key, chain)
     if start < first:
         result.replayed_from = start

@@ -583,6 +583,7 @@ def games_table(
             pa.array(RESULTS, pa.string()).take(pa.array(result)),
             pa.array(centres.astype(np.int64)),
             pa.array(elim.astype(np.int64), mask=elim < 0),
+            pa.array(np.zeros(rows, np.bool_)),  # multi_site: generated games are played one power per player
         ],
         schema=GAMES_SCHEMA,
     )

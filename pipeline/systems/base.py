@@ -3,6 +3,7 @@ month's table and its history rows out."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Protocol
 
@@ -33,6 +34,24 @@ class MonthInput:
     month: Month
     results: pa.Table
     registry: Mapping[str, PlayerInfo] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PublishedList:
+    """The table a site published for a system as of a month (the lists feed, SPEC §2), to continue from.
+
+    `rows` has `player_id`, `player_name` and the system's own list columns, one row per player
+    in player_id order; Eagle's `recent_points` is a list of decimal texts, oldest first.
+    """
+
+    system: str
+    as_of: dt.date
+    rows: pa.Table
+
+    @property
+    def month(self) -> Month:
+        """The month the list stands for; the system's first month is the one after it."""
+        return Month.of(self.as_of)
 
 
 @dataclass
@@ -69,6 +88,9 @@ class RatingSystem(Protocol):
 
     def initial_state(self) -> Any:
         """State before the first month."""
+
+    def state_from_list(self, published: PublishedList) -> Any:
+        """State at the end of the month a published list stands for, built from the list."""
 
     def step(self, state: Any, month_input: MonthInput) -> MonthOutput:
         """Apply one month of results; must not mutate `state` in a way the caller relies on."""

@@ -5,6 +5,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,41 @@ def responsible_player(player_id: str, original_player_id: str | None, replaceme
     return player_id
 
 
+# The merged power's result is the best of its powers' in this order (SPEC §2 Decision).
+RESULT_PREFERENCE = ("solo", "draw", "survived", "anarchy", "eliminated")
+
+
+def merged_powers(rows: pa.Table) -> pa.Table:
+    """Game rows (GAME_COLUMNS in processing order) with each multi-site game's powers of one
+    responsible player merged into one power (SPEC §2 Decision): the powers' names joined by "+",
+    the sum of their centres, the best of their results and, when that is `eliminated`, the
+    latest elimination year. Every system rates the merged power once. Rows of other games are
+    returned as they are (and a table without a multi-site game is returned itself)."""
+    if rows.num_rows == 0 or not pc.any(rows.column("multi_site")).as_py():
+        return rows
+    multi = pc.fill_null(rows.column("multi_site"), False)
+    kept = rows.filter(pc.invert(multi))
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for row in rows.filter(multi).to_pylist():
+        groups.setdefault((row["game_id"], row["responsible_player_id"]), []).append(row)
+    merged = []
+    for (_, responsible), powers in groups.items():
+        if len(powers) == 1:
+            merged.append(powers[0])
+            continue
+        powers.sort(key=lambda r: r["power"])
+        result = min((r["result"] for r in powers), key=RESULT_PREFERENCE.index)
+        named = [r["player_name"] for r in powers if r["player_name"] is not None]
+        merged.append({
+            **powers[0], "power": "+".join(r["power"] for r in powers), "player_id": responsible,
+            "player_name": named[0] if named else None, "original_player_id": None, "replacement_denies": False,
+            "result": result, "centres": sum(r["centres"] for r in powers),
+            "eliminated_year": max(r["eliminated_year"] for r in powers) if result == "eliminated" else None,
+        })
+    table = pa.concat_tables([kept, pa.Table.from_pylist(merged, schema=rows.schema)])
+    return table.sort_by([("finished_on", "ascending"), ("game_id", "ascending"), ("power", "ascending")])
+
+
 def rows_to_table(rows: list[dict]) -> pa.Table:
     """Game row dicts (feed columns) as a GAME_COLUMNS table in processing order, with defaults."""
     from pipeline.systems.base import GAME_COLUMNS
@@ -87,7 +123,7 @@ def rows_to_table(rows: list[dict]) -> pa.Table:
         r = {
             "site": None, "variant": "standard", "supply_centres": 34, "rated": True,
             "player_name": None, "original_player_id": None, "replacement_denies": False,
-            "eliminated_year": None,
+            "eliminated_year": None, "multi_site": False,
         }
         r.update(row)
         if isinstance(r["finished_on"], str):
@@ -97,4 +133,4 @@ def rows_to_table(rows: list[dict]) -> pa.Table:
         )
         filled.append(r)
     filled.sort(key=lambda r: (r["finished_on"], r["game_id"], r["power"]))
-    return pa.Table.from_pylist(filled, schema=GAME_COLUMNS)
+    return merged_powers(pa.Table.from_pylist(filled, schema=GAME_COLUMNS))

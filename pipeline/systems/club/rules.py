@@ -30,7 +30,9 @@ import pyarrow as pa
 from pipeline.systems.club import kernel
 from pipeline.systems.kernels.ids import id_table
 from pipeline.systems.kernels.sort import sorted_by_id
-from pipeline.systems.base import MonthInput, MonthOutput, history_schema, model_columns, rankings_schema
+from pipeline.systems.base import (
+    MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
+)
 from schemas.club import ClubHistory, ClubRankings
 
 LEGACY_SHARE = 0.1
@@ -277,6 +279,23 @@ class ClubRating:
             legacy=np.zeros(0), legacy_players=_NO_PLAYERS, last_rating=np.zeros(0), table_players=_NO_PLAYERS,
             **_empty_year(0),
         )
+
+    def state_from_list(self, published: PublishedList) -> ClubState:
+        """The end of the list's year (SPEC §2): each listed player's final rating, and a year
+        played, so that next year's legacy is 10% of it. The year's games are not known, so
+        the state holds one loss per player as the mark of having played; the next year opens
+        with empty records."""
+        rows = published.rows
+        n = rows.num_rows
+        offsets, data = _string_buffers(rows.column("player_id"))
+        records = np.zeros((n, 4), np.int32)
+        records[:, kernel.LOSSES] = 1
+        return self.decode_state({
+            "year": published.as_of.year, "id_offsets": offsets - offsets[0], "id_data": data[offsets[0]:offsets[-1]],
+            "records": records, "legacy": np.full(n, np.nan),
+            "last_rating": np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
+            "year_players": np.zeros(0, np.int32), "year_starts": np.zeros(1, np.int64), "members": np.zeros(0, np.int32),
+        })
 
     def step(self, state: ClubState, month_input: MonthInput) -> MonthOutput:
         """Add the month's games to the year so far and recompute the table at the month's end."""

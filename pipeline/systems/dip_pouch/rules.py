@@ -13,7 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.systems.base import MonthInput, MonthOutput, history_schema, model_columns, rankings_schema
+from pipeline.systems.base import (
+    MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
+)
 from schemas.dip_pouch import DipPouchHistory, DipPouchRankings
 
 START_RATING = 40.0
@@ -57,13 +59,15 @@ class DipPouchState:
     country: list[str | None] = field(default_factory=list)  # registry country, else latest nationality
     from_registry: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
     index: dict[str, int] = field(default_factory=dict)  # ids inverted; rebuilt, never checkpointed
+    registry_pending: bool = False  # players from a published list, whose registry countries the first step sets
 
     def copy(self) -> "DipPouchState":
         return DipPouchState(list(self.ids), self.rating.copy(), self.events.copy(), self.last_event.copy(),
-                             list(self.country), self.from_registry.copy(), dict(self.index))
+                             list(self.country), self.from_registry.copy(), dict(self.index), self.registry_pending)
 
 
 EPOCH = dt.date(1970, 1, 1)
+NO_EVENT_DAY = np.iinfo(np.int32).min  # a published list's player whose last event the list does not give
 
 
 class DipPouch:
@@ -85,10 +89,24 @@ class DipPouch:
     def initial_state(self) -> DipPouchState:
         return DipPouchState()
 
+    def state_from_list(self, published: PublishedList) -> DipPouchState:
+        """The published ratings, events and last event dates (SPEC §2); countries come from the
+        registry as they arrive, or from the nationality of the player's next event."""
+        rows = published.rows
+        ids = rows.column("player_id").to_pylist()
+        last = [NO_EVENT_DAY if day is None else (day - EPOCH).days for day in rows.column("last_event_date").to_pylist()]
+        return DipPouchState(
+            ids, np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
+            np.asarray(rows.column("events").to_numpy(zero_copy_only=False), np.int64), np.array(last, np.int32),
+            [None] * len(ids), np.zeros(len(ids), np.bool_), {pid: i for i, pid in enumerate(ids)},
+            registry_pending=True)
+
     def step(self, state: DipPouchState, month_input: MonthInput) -> MonthOutput:
         """Apply the month's events in order (each event vectorised); list everyone with a rated event."""
         state = state.copy()
         rows = month_input.results
+        if state.registry_pending:
+            apply_registry(state, month_input.registry)
         players = player_indices(state, rows.column("player_id").to_pylist(), month_input.registry)
         note_nationalities(state, players, rows.column("nationality").to_pylist())
         events = rows.column("event_id").to_pylist()
@@ -158,6 +176,16 @@ def player_indices(state: DipPouchState, player_ids: list[str], registry) -> np.
     return out
 
 
+def apply_registry(state: DipPouchState, registry) -> None:
+    """Give every player the registry knows their registry country (players of a published list,
+    who arrived before any registry was read)."""
+    for i, pid in enumerate(state.ids):
+        info = registry.get(pid)
+        if info is not None and info.country:
+            state.country[i], state.from_registry[i] = info.country, True
+    state.registry_pending = False
+
+
 def note_nationalities(state: DipPouchState, players: np.ndarray, nationalities: list[str | None]) -> None:
     """The latest listed nationality stands in for a country the registry does not give."""
     for i, nationality in zip(players.tolist(), nationalities):
@@ -173,7 +201,8 @@ def listed_table(state: DipPouchState) -> pa.Table:
     table = pa.table({
         "player_id": ids, "rating": pa.array(state.rating[listed], pa.float64()),
         "events": pa.array(state.events[listed], pa.int64()),
-        "last_event_date": pa.array(state.last_event[listed], pa.int32()).cast(pa.date32()),
+        "last_event_date": pa.array(state.last_event[listed], pa.int32(),
+                                    mask=state.last_event[listed] == NO_EVENT_DAY).cast(pa.date32()),
         "country": countries,
     }).sort_by([("rating", "descending"), ("player_id", "ascending")])
     ratings = table.column("rating").to_numpy()

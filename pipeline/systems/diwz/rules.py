@@ -35,7 +35,7 @@ Where the rules are silent:
     so they are rated opponents in it and evaluated by it, as in the seed's first example.
   - The bootstrap applies only when no initial list is given; a list being continued keeps
     rule 2.6 for its newcomers from the first game on.
-  - An initial list entry's strike-off clock starts on the first day of the first month with a
+  - An entry of `initial_ratings` starts its strike-off clock on the first day of the first month with a
     rated game (the day it was "given" as far as the data knows).
   - A rating stands through exactly two years after its last evaluation (or the day a
     never-evaluated rating was given) and is struck off at the first game or month end after
@@ -58,7 +58,9 @@ from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
 from pipeline.systems.kernels.ids import id_table
 from pipeline.systems.kernels.sort import extend_id_order
-from pipeline.systems.base import MonthInput, MonthOutput, history_schema, model_columns, rankings_schema
+from pipeline.systems.base import (
+    MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
+)
 from pipeline.systems.diwz.kernel import (  # noqa: F401  (the rule constants, re-exported)
     DEVELOPMENT, MAX_FIRST_RATING_STEPS, MIN_FIRST_RESULTS, MIN_RESULTS, SCALE, SLOPE, START_RATING,
     STRIKE_OFF_YEARS,
@@ -406,6 +408,27 @@ class DiWZ:
             arrays.records["rating"][:len(ids)] = entries[:, 0]
             arrays.records["evaluations"][:len(ids)] = entries[:, 1]
         return DiWZState(first_month=None, index=PlayerIndex(ids), count=len(ids), arrays=arrays)
+
+    def state_from_list(self, published: PublishedList) -> DiWZState:
+        """The published list as established players (SPEC §2): each rating with its evaluations
+        and last evaluation; a 1600-0 entry's strike-off clock starts at the list's day. The
+        list's month counts as the first month, so no bootstrap follows (rule 2.6 from the start)."""
+        rows = published.rows
+        ids = rows.column("player_id").to_pylist()
+        records = np.empty(len(ids), dtype=kernel.RECORD)
+        records[:] = kernel.UNKNOWN_PLAYER
+        records["rated"] = True
+        records["rating"] = np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64).astype(np.int64)
+        records["evaluations"] = rows.column("evaluations").to_numpy(zero_copy_only=False)
+        last = [NO_DAY if day is None else day_number(day) for day in rows.column("last_evaluated").to_pylist()]
+        records["last_evaluated"] = last
+        records["rated_since"] = np.where(records["evaluations"] == 0, day_number(published.as_of), NO_DAY)
+        month = published.month
+        return self.decode_state({
+            "first_month": (month.year, month.month), "ids": ids,
+            **{name: records[name] for name in STORED_FIELDS},
+            "collected_score": np.zeros(0, np.int8), "collected_opponent": np.zeros(0, np.int64),
+        })
 
     def step(self, state: DiWZState, month_input: MonthInput) -> MonthOutput:
         """Evaluate the month's rated games in order, strike off expired ratings, list the rest."""

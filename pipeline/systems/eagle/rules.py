@@ -52,7 +52,9 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
-from pipeline.systems.base import MonthInput, MonthOutput, history_schema, model_columns, rankings_schema
+from pipeline.systems.base import (
+    MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
+)
 from schemas.eagle import PLAYER_OF_THE_MONTH, EagleAwards, EagleHistory, EagleRankings
 
 POSITION_MODES = ("published", "live")
@@ -464,6 +466,29 @@ class EaglePoints:
                 raise ValueError(f"eagle: game {rows['game_id'][i].as_py()} finished "
                                  f"{rows['finished_on'][i].as_py()}, outside {month}")
         return rows, days
+
+    def state_from_list(self, published: PublishedList) -> EagleState:
+        """The published table (SPEC §2): each player's last counted games' points (oldest first),
+        games and last game day, as the month-end state of the list's month, so the next month's
+        positions come from the table the list makes. The year's awards count from the list on."""
+        rows = published.rows
+        n = rows.num_rows
+        games = np.asarray(rows.column("games").to_numpy(zero_copy_only=False), np.int64)
+        recent = np.zeros((n, GAMES_COUNTED), np.int32)
+        for player, points in enumerate(rows.column("recent_points").to_pylist()):
+            # Game number g since the restart is in slot g % 10; the list's last k games are
+            # numbers games - k .. games - 1. Slots of games the list does not give hold 0.
+            for offset, text in enumerate(points):
+                recent[player, (games[player] - len(points) + offset) % GAMES_COUNTED] = to_cents(Decimal(text))
+        month = published.month
+        zeros = np.zeros(n, np.int64)
+        return self.decode_state({
+            "month": (month.year, month.month), "player_ids": rows.column("player_id").to_pylist(),
+            "points": recent.sum(axis=1, dtype=np.int64), "games": games,
+            "last_game": [day_number(day) for day in rows.column("last_game_date").to_pylist()], "recent": recent,
+            "tally": {"year": month.year, "points": zeros, "played": zeros.astype(np.bool_),
+                      "best_victory": (0, ()), "best_rookie": (0, ())},
+        })
 
     def encode_state(self, state: EagleState) -> Any:
         """Checkpoint form: the ids and the per-player arrays, and the year's tally (the rest is derived)."""
