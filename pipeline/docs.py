@@ -5,10 +5,7 @@ import sys
 from pathlib import Path
 
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
-from schemas.event_results import EventResultsFeed
-from schemas.events import EventsFeed
-from schemas.games import GamesFeed
-from schemas.players import PlayersFeed
+from pipeline.ingest.validation import FEED_MODELS
 
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "TABLES.md"
 
@@ -38,8 +35,7 @@ def render_tables_doc() -> str:
         for extra, model in cls.extra_models.items():
             parts.append(model_section(f"{name} {extra}", f"{extra}/{name}/year=YYYY/month=MM/{extra}.parquet", model))
     parts += ["## Validated feeds", ""]
-    for feed, model in (("games", GamesFeed), ("events", EventsFeed), ("event_results", EventResultsFeed),
-                        ("players", PlayersFeed)):
+    for feed, model in FEED_MODELS.items():
         parts.append(model_section(feed, f"validated/{feed}.parquet", model))
     return "\n".join(parts)
 
