@@ -19,7 +19,7 @@ KEY = '{"system": "diwz"}'
 
 
 def games() -> list[dict]:
-    rows = list(synthetic_games(31, 40, 15, dt.date(2020, 1, 1), dt.date(2020, 4, 30)))
+    rows = [dict(r, multi_site=False) for r in synthetic_games(31, 40, 15, dt.date(2020, 1, 1), dt.date(2020, 4, 30))]
     assert {Month.of(r["finished_on"]) for r in rows} == {JAN, FEB, MAR, APR}
     return rows
 
@@ -75,6 +75,7 @@ GAME_CHANGES = {
     "result": lambda v: "survived" if v != "survived" else "eliminated",
     "centres": lambda v: v + 1,
     "eliminated_year": lambda v: 1905 if v is None else v + 1,
+    "multi_site": lambda v: not v,
 }
 
 

@@ -361,3 +361,34 @@ def test_multi_site_game_gives_one_history_row_per_system(listed_run):
             f"SELECT player_id, count(*) FROM read_parquet('{warehouse}/history/{system}/*/*/history.parquet', "
             "hive_partitioning = false) WHERE source_id = 'ms-1' GROUP BY 1 ORDER BY 1").fetchall()
         assert rows == [("c40", 1), ("m1", 1), ("m2", 1)], system
+
+
+# --- lifecycle: a late list, then a corrected one ---------------------------------------------
+
+def test_a_late_and_a_corrected_list_leave_the_warehouse_equal_to_a_run_from_scratch(tmp_path):
+    """A DiWZ and an Eagle list delivered after the history was rated move the systems' first
+    month; a corrected list (another as_of, another rating) recomputes them; every step's
+    warehouse, views and Dagster months equal a run from scratch."""
+    from pipeline.synthetic.generator import synthetic_games
+    from tests.test_lifecycle import assert_equals_a_run_from_scratch, materialized_months, run
+
+    raw, warehouse = tmp_path / "raw", tmp_path / "w"
+    games = list(synthetic_games(5, 40, 12, dt.date(2020, 1, 1), dt.date(2020, 8, 31)))
+    write_csv(raw / "games" / "a.csv", games)
+    run(raw, warehouse)
+    players = sorted({r["player_id"] for r in games})[:6]
+    diwz = [{"system": "diwz", "as_of": "2020-03-31", "player_id": p, "rating": 1500 + 20 * i if i else 1600, "evaluations": i,
+             "last_evaluated": "2020-02-01" if i else None} for i, p in enumerate(players)]
+    eagle = [{"system": "eagle", "as_of": "2020-03-31", "player_id": players[0], "recent_points": "1.00;2.00",
+              "games": 2, "last_game_date": "2020-03-01"}]
+    write_csv(raw / "lists" / "late.csv", diwz + eagle)
+    run(raw, warehouse)
+    assert min(materialized_months(warehouse)["diwz"]) == "2020-04-01"
+    assert min(materialized_months(warehouse)["club"]) == "2020-01-01"
+    assert_equals_a_run_from_scratch(raw, warehouse, tmp_path / "scratch-1")
+    corrected = [dict(r, as_of="2020-05-31", rating=r["rating"] + 7 if r["evaluations"] else 1600) for r in diwz]
+    write_csv(raw / "lists" / "z-fix.csv", corrected)
+    run(raw, warehouse)
+    assert min(materialized_months(warehouse)["diwz"]) == "2020-06-01"
+    assert min(materialized_months(warehouse)["eagle"]) == "2020-04-01"
+    assert_equals_a_run_from_scratch(raw, warehouse, tmp_path / "scratch-2")

@@ -11,10 +11,9 @@ import pytest
 
 from pipeline.core import state_codec
 from pipeline.core.months import Month, month_range
-from pipeline.ingest.fingerprints import cumulative_fingerprints
 from pipeline.rating.planning import Plan, plan_all, plan_system
 from pipeline.rating.runner import (
-    CHECKPOINT_FORMAT, _checkpoint_payload, first_stale_month, resume_point, run_system,
+    CHECKPOINT_FORMAT, _checkpoint_payload, first_stale_month, input_chain, resume_point, run_system,
 )
 from pipeline.rating.writer import Carry, note_names
 from pipeline.settings import Settings
@@ -250,7 +249,7 @@ def test_resume_after_late_data_uses_the_last_current_checkpoint(rated):
     diwz, key = build_system("diwz", settings), config_key("diwz", settings)
     december = warehouse.load_checkpoint("diwz", DEC)
     relayer(warehouse, games=games() + late_game(dt.date(2020, 2, 11)))
-    chain = cumulative_fingerprints(warehouse, "games", key, NOV, APR)
+    chain = input_chain(warehouse, diwz, key, NOV, APR)
     start, state, carry = resume_point(warehouse, diwz, FEB, NOV, key, chain)
     assert start == JAN
     assert state_codec.dumps(diwz.encode_state(state)) == state_codec.dumps(december["state"])
@@ -265,7 +264,7 @@ def test_resume_after_a_month_before_the_first_starts_over(rated):
     warehouse, settings = rated
     diwz, key = build_system("diwz", settings), config_key("diwz", settings)
     relayer(warehouse, games=games() + late_game(dt.date(2019, 9, 20)))
-    chain = cumulative_fingerprints(warehouse, "games", key, SEP, APR)
+    chain = input_chain(warehouse, diwz, key, SEP, APR)
     start, state, carry = resume_point(warehouse, diwz, MAR, SEP, key, chain)
     assert start == SEP
     assert state_codec.dumps(diwz.encode_state(state)) == state_codec.dumps(diwz.encode_state(diwz.initial_state()))

@@ -19,9 +19,9 @@ EXPECTED = [
     ("games/linked", "link to a folder (links to folders are not followed)"),
     ("games/x.csv", "folder named like a delivery file, with no delivery inside"),
     ("games/pipe.csv", "not a regular file (named pipe); never opened"),
-    ("scores", "not a feed folder (feeds: games, events, event_results, players)"),
+    ("scores", "not a feed folder (feeds: games, events, event_results, players, lists)"),
     ("notes.txt", "file outside the feed folders"),
-    ("games/dup.csv", "repeated column 'centres' (column 15) ignored; column 13 of that name is read"),
+    ("games/dup.csv", "repeated column 'centres' (column 16) ignored; column 13 of that name is read"),
     ("games/dup.csv", "columns not in the games feed, ignored: note"),
     ("games/dup.jsonl", "repeated key 'Centres' (first on line 1) ignored; the first key of that name is read"),
 ]

@@ -36,7 +36,8 @@ from pipeline.core.feed_spec import FEEDS
 # Feed columns (SPEC §2), in file order
 # --------------------------------------------------------------------------------------------
 
-GAMES_SCHEMA = FEEDS["games"].arrow_schema
+# Generated games are played one power per player: the optional `multi_site` column is left out.
+GAMES_SCHEMA = pa.schema([f for f in FEEDS["games"].arrow_schema if f.name != "multi_site"])
 EVENTS_SCHEMA = FEEDS["events"].arrow_schema
 EVENT_RESULTS_SCHEMA = FEEDS["event_results"].arrow_schema
 PLAYERS_SCHEMA = FEEDS["players"].arrow_schema
@@ -583,7 +584,6 @@ def games_table(
             pa.array(RESULTS, pa.string()).take(pa.array(result)),
             pa.array(centres.astype(np.int64)),
             pa.array(elim.astype(np.int64), mask=elim < 0),
-            pa.array(np.zeros(rows, np.bool_)),  # multi_site: generated games are played one power per player
         ],
         schema=GAMES_SCHEMA,
     )
