@@ -145,6 +145,8 @@ def test_formula_functions():
     assert shared_rank_array(np.array([60.0, 50.0, 50.0, 45.0])).tolist() == [1, 2, 2, 4]
     table = pa.table({"rating": [50.0, 50.0, 49.0, 48.0, 48.0], "country": ["A", "A", "B", "A", None]})
     assert national_rank_array(table).tolist() == [1, 1, 1, 3, 0]
+    table = pa.table({"rating": [9.0, 8.0, 8.0, 8.0, 7.0, 7.0, 6.0], "country": ["A", "B", "A", "A", "B", "A", "B"]})
+    assert national_rank_array(table).tolist() == [1, 1, 2, 2, 2, 4, 3]
 
 
 def test_pipeline_matches_reference(golden_run):

@@ -60,3 +60,25 @@ def apply_events(event_start, value, players, pct, end_day, rating, events, last
                 rating[p] = after[r]
                 events[p] = counted[r] + 1
                 last_event[p] = end_day[r]
+
+
+@njit(cache=True)
+def national_ranks(country, rating, countries):
+    """Shared (1-2-2-4) rank of each row within its country, for rows in rating order (best
+    first); `country` holds codes 0..countries-1, or -1 for none (rank 0). One pass, counting
+    each country's rows so far, instead of sorting the rows by country."""
+    n = country.shape[0]
+    ranks = np.zeros(n, np.int64)
+    seen = np.zeros(countries, np.int64)
+    last_rank = np.zeros(countries, np.int64)
+    last_rating = np.zeros(countries, np.float64)
+    for k in range(n):
+        c = country[k]
+        if c < 0:
+            continue
+        seen[c] += 1
+        if seen[c] == 1 or rating[k] != last_rating[c]:
+            last_rank[c] = seen[c]
+            last_rating[c] = rating[k]
+        ranks[k] = last_rank[c]
+    return ranks

@@ -209,25 +209,8 @@ def shared_rank_array(ratings_in_order: np.ndarray) -> np.ndarray:
 
 
 def national_rank_array(table: pa.Table) -> np.ndarray:
-    """Shared rank within each country for a table sorted by rating; 0 where there is no country.
-
-    The rows are grouped by country with a stable sort (so each country's rows stay in rating
-    order); a row's rank is then 1 + the position, within its country, of the first row of its run
-    of equal ratings: shared_rank_array of each country, for all countries at once."""
-    n = table.num_rows
-    ranks = np.zeros(n, np.int64)
-    if n == 0:
-        return ranks
-    codes = pc.dictionary_encode(table.column("country")).combine_chunks().indices
-    code = pc.fill_null(codes, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    rows = np.argsort(code, kind="stable")
-    country, ratings = code[rows], table.column("rating").to_numpy()[rows]
-    positions = np.arange(n)
-    new_country = np.ones(n, np.bool_)
-    new_country[1:] = country[1:] != country[:-1]
-    new_run = new_country.copy()
-    new_run[1:] |= ratings[1:] != ratings[:-1]
-    country_start = np.maximum.accumulate(np.where(new_country, positions, 0))
-    run_start = np.maximum.accumulate(np.where(new_run, positions, 0))
-    ranks[rows] = np.where(country >= 0, run_start - country_start + 1, 0)
-    return ranks
+    """Shared rank within each country for a table sorted by rating; 0 where there is no country
+    (one compiled pass, kernel.national_ranks, over the countries as dictionary codes)."""
+    encoded = pc.dictionary_encode(table.column("country")).combine_chunks()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return kernel.national_ranks(codes, table.column("rating").to_numpy(), len(encoded.dictionary))
