@@ -163,6 +163,10 @@ class PlayerIds:
     offsets: np.ndarray   # int32: id v is pool[offsets[v]:offsets[v + 1]] (count + 1 used)
     slots: np.ndarray     # int64 (size, 2): the hash table of eagle_kernel.number_ids
 
+    def id_of(self, number: int) -> str:
+        """The player_id of one player number."""
+        return bytes(self.pool[self.offsets[number]:self.offsets[number + 1]]).decode()
+
     @property
     def array(self) -> pa.Array:
         """player_id by number, sharing the state's memory."""
@@ -292,7 +296,7 @@ def top_players(players: np.ndarray, values: np.ndarray, state: EagleState) -> t
     if players.shape[0] == 0:
         return [], 0
     best = values.max()
-    return sorted(state.ids.array.take(pa.array(players[values == best])).to_pylist()), int(best)
+    return sorted(state.ids.id_of(p) for p in players[values == best].tolist()), int(best)
 
 
 def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
@@ -321,8 +325,9 @@ def with_month_best(best: Best, mask: np.ndarray, values: np.ndarray, player_ids
     value = int(values[rows].max())
     if best[1] and value < best[0]:
         return best
-    rows = pa.array(rows[values[rows] == value])
-    return best_entries(best, value, tuple(zip(player_ids.take(rows).to_pylist(), game_ids.take(rows).to_pylist())))
+    # The rows sharing the best value are few: read one by one (an Arrow take per month cost more).
+    rows = rows[values[rows] == value].tolist()
+    return best_entries(best, value, tuple((player_ids[r].as_py(), game_ids[r].as_py()) for r in rows))
 
 
 # ---------------------------------------------------------------------------------------------
