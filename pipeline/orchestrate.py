@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-import duckdb
 from dagster import DagsterInstance, build_reconstructable_job, execute_job
 
 from pipeline.core.feed_spec import FEEDS
@@ -30,7 +29,7 @@ from pipeline.ingest.staging import SkippedEntry
 from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCounts, feed_counts
 from pipeline.rating.planning import Plan
 from pipeline.settings import Settings
-from pipeline.warehouse.store import Warehouse, read_parquet
+from pipeline.warehouse.store import Warehouse, connect, read_parquet
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
@@ -199,7 +198,7 @@ def rate_systems(plans: list[Plan], settings: Settings) -> Iterator[SystemRun]:
 
 def feed_balance(warehouse: Warehouse) -> list[FeedCounts]:
     """Rows in, valid, quarantined and replaced per feed, from the DuckDB file."""
-    con = duckdb.connect(str(warehouse.duckdb_path), read_only=False, config=warehouse.duckdb_config)
+    con = connect(str(warehouse.duckdb_path), read_only=False, config=warehouse.duckdb_config)
     try:
         counts = []
         for feed in FEEDS.values():
@@ -213,7 +212,7 @@ def feed_balance(warehouse: Warehouse) -> list[FeedCounts]:
 
 def quarantine_entries(warehouse: Warehouse, limit: int) -> tuple[int, list[QuarantineEntry]]:
     """How many entries the quarantine holds, and the first `limit` of them in file order."""
-    con = duckdb.connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
+    con = connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
     try:
         total = con.execute(f"SELECT count(*) FROM {QUARANTINE_TABLE}").fetchall()[0][0]
         rows = con.execute(
@@ -226,7 +225,7 @@ def quarantine_entries(warehouse: Warehouse, limit: int) -> tuple[int, list[Quar
 
 def skipped_entries(warehouse: Warehouse, limit: int) -> tuple[int, list[SkippedEntry]]:
     """How many entries of the raw folder the last ingest did not read, and the first `limit` by path."""
-    con = duckdb.connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
+    con = connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
     try:
         total = con.execute(f"SELECT count(*) FROM {SKIPPED_TABLE}").fetchall()[0][0]
         rows = con.execute(

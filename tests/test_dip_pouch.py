@@ -145,6 +145,8 @@ def test_formula_functions():
     assert shared_rank_array(np.array([60.0, 50.0, 50.0, 45.0])).tolist() == [1, 2, 2, 4]
     table = pa.table({"rating": [50.0, 50.0, 49.0, 48.0, 48.0], "country": ["A", "A", "B", "A", None]})
     assert national_rank_array(table).tolist() == [1, 1, 1, 3, 0]
+    table = pa.table({"rating": [9.0, 8.0, 8.0, 8.0, 7.0, 7.0, 6.0], "country": ["A", "B", "A", "A", "B", "A", "B"]})
+    assert national_rank_array(table).tolist() == [1, 1, 2, 2, 2, 4, 3]
 
 
 def test_pipeline_matches_reference(golden_run):
@@ -195,5 +197,65 @@ def test_fast_path_matches_reference_month_by_month(tmp_path, seed):
         expected = dip_pouch_ratings(so_far)
         got = dict(zip(out.table.column("player_id").to_pylist(), out.table.column("rating").to_pylist()))
         assert got == expected, month
+        assert_listed_in_order(out.table)
     restored = system.decode_state(system.encode_state(state))
     assert restored.ids == state.ids and np.array_equal(restored.rating, state.rating)
+
+
+def assert_listed_in_order(table):
+    """The table's order, ranks and national ranks as plain Python computes them."""
+    rows = table.to_pylist()
+    assert [(r["player_id"], r["rating"]) for r in rows] == \
+        sorted(((r["player_id"], r["rating"]) for r in rows), key=lambda pr: (-pr[1], pr[0]))
+    for k, r in enumerate(rows):
+        assert r["rank"] == 1 + sum(o["rating"] > r["rating"] for o in rows[:k + 1])
+        if r["country"] is None:
+            assert r["national_rank"] is None
+        else:
+            assert r["national_rank"] == 1 + sum(o["country"] == r["country"] and o["rating"] > r["rating"]
+                                                 for o in rows[:k + 1])
+
+
+def test_event_kernel_matches_the_rule_row_by_row():
+    """The compiled event pass against updated_rating, a player listed twice in one event included
+    (both rows start from the player's rating before the event; the event counts once)."""
+    from pipeline.systems.dip_pouch import kernel
+    from pipeline.systems.dip_pouch.rules import updated_rating
+
+    players = np.array([0, 1, 2, 1, 0, 2, 2], np.int64)
+    event_start = np.array([0, 3, 5, 7], np.int64)
+    value = np.array([12.5, 0.0, 20.0])
+    pct = np.array([90.0, 50.0, 10.0, 75.0, 25.0, 60.0, 30.0])
+    end_day = np.array([10, 10, 10, 11, 11, 12, 12], np.int32)
+    rating, events, last = np.full(3, 40.0), np.zeros(3, np.int64), np.zeros(3, np.int32)
+    before, after = np.zeros(7), np.full(7, np.nan)
+    kernel.apply_events(event_start, value, players, pct, end_day, rating, events, last, before, after,
+                        np.empty(7, np.int64))
+    expected = {0: 40.0, 1: 40.0, 2: 40.0}
+    counts = [0, 0, 0]
+    for e in range(3):
+        rows = range(event_start[e], event_start[e + 1])
+        old = {int(players[r]): expected[int(players[r])] for r in rows}
+        for r in rows:
+            assert before[r] == old[int(players[r])]
+            if value[e] > 0:
+                assert after[r] == updated_rating(before[r], value[e], pct[r])
+                expected[int(players[r])] = after[r]
+            else:
+                assert np.isnan(after[r])
+        if value[e] > 0:
+            for p in old:
+                counts[p] += 1
+    assert rating.tolist() == [expected[p] for p in range(3)]
+    assert events.tolist() == counts and last.tolist() == [10, 10, 12]
+
+
+def test_tournament_values_match_the_rule():
+    from pipeline.systems.dip_pouch import kernel
+
+    cases = [(n, rounds, wc, year) for n in (1, 7, 12, 36, 45, 77, 200) for rounds in (1, 2, 5)
+             for wc in (False, True) for year in (1998, 2000, 2001, 2019)]
+    n, rounds, wc, year = (np.array(column) for column in zip(*cases))
+    got = kernel.tournament_values(n, rounds, wc, year, 2001)
+    assert got.tolist() == [tournament_value(*case[:3], dt.date(case[3], 6, 1)) for case in cases]
+    assert kernel.end_years(np.array([-1, 0, 11016, 18262], np.int32)).tolist() == [1969, 1970, 2000, 2020]

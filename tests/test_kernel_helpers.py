@@ -242,3 +242,18 @@ def test_table_sorts_match_the_table_comparison():
         expected = sorted(players.tolist(), key=table_key)
         assert eagle_kernel.sort_players(players, *keys).tolist() == expected
         assert eagle_kernel._sort_by_each_key(players, *keys).tolist() == expected
+
+
+@settings(deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from([b"g1", b"g2", b"game-000000001", b"game-000000002", b""]),
+                               st.booleans()), max_size=30))
+def test_counted_games_keeps_counted_rows_and_their_runs(rows):
+    """eagle kernel.counted_games against plain Python: the counted rows in order, and a new game
+    wherever a kept row's id differs from the previous kept row's."""
+    offsets, data = buffers([game for game, _ in rows])
+    counted = np.array([keep for _, keep in rows], np.bool_)
+    kept, starts = eagle_kernel.counted_games(counted, offsets, data)
+    expected = [r for r, (_, keep) in enumerate(rows) if keep]
+    assert kept.tolist() == expected
+    runs = [k for k, r in enumerate(expected) if k == 0 or rows[r][0] != rows[expected[k - 1]][0]]
+    assert starts.tolist() == runs + [len(expected)]

@@ -10,7 +10,7 @@ from dagster import ConfigurableResource
 from pipeline.core.months import Month
 from pipeline.settings import Settings
 from pipeline.warehouse.locks import warehouse_lock
-from pipeline.warehouse.store import Warehouse
+from pipeline.warehouse.store import Warehouse, connect
 
 
 class DiprankResource(ConfigurableResource):
@@ -68,7 +68,7 @@ class DiprankResource(ConfigurableResource):
         warehouse = self.warehouse
         with warehouse_lock(warehouse.duckdb_lock_path, wait=True):
             warehouse.local_dir.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
+            con = connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
             if warehouse.remote:
                 con.register_filesystem(warehouse.filesystem())
             try:

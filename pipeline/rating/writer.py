@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from pipeline.rating.checks import CheckOutcome, check_tables, no_outcomes
 from pipeline.core.months import Month
-from pipeline.warehouse.store import Warehouse, atomic_write_parquet
+from pipeline.warehouse.store import Warehouse, atomic_write_parquet, quiet
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem
 
 COMMON_HEAD = ["system", "as_of", "rank", "player_id", "player_name", "rating",
@@ -121,6 +121,7 @@ def validate_output(model, table: pa.Table, what: str, duckdb_config: dict[str, 
     # A connection of its own, closed afterwards: tables registered with ibis's shared default
     # connection stay referenced there for the life of the process (memory grew with every batch).
     con = ibis.duckdb.connect(**(duckdb_config or {}))
+    quiet(con.con)
     try:
         con.con.register("batch", table)  # the Arrow table itself, no copy
         model.validate(con.table("batch"), lazy=True)

@@ -756,9 +756,9 @@ def _csv_quoting(table: pa.Table) -> str:
 
 
 def _write_jsonl(table: pa.Table, path: Path) -> None:
-    import duckdb
+    from pipeline.warehouse.store import connect
 
-    con = duckdb.connect()
+    con = connect()
     try:
         con.execute("SET threads = 1")
         con.register("feed_rows", table)

@@ -20,6 +20,19 @@ from pipeline.settings import Settings, is_url, location_folder_name
 from pipeline.warehouse.sql import quote_literal
 
 DUCKDB_FILE = "diprank.duckdb"
+
+
+def connect(database: str = ":memory:", **options) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with its progress bar off (see quiet)."""
+    return quiet(duckdb.connect(database, **options))
+
+
+def quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """`con` with DuckDB's progress bar off: a long query would otherwise draw it on the terminal,
+    which ends up in run logs. It is a per-connection setting (DuckDB refuses it in the config
+    given at connect time as a global option), so every connection the project opens goes here."""
+    con.execute("SET enable_progress_bar = false")
+    return con
 PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics=True,
                        use_dictionary=True, data_page_version="2.0")
 
@@ -167,7 +180,7 @@ class Warehouse:
 
     def scan(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection that can read the warehouse's files."""
-        con = duckdb.connect(":memory:", config=self.duckdb_config)
+        con = connect(":memory:", config=self.duckdb_config)
         if self.remote:
             # DuckDB reads object storage through the same fsspec filesystem as the writers.
             con.register_filesystem(self.root.fs)

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.systems.dip_pouch import kernel
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -59,11 +60,13 @@ class DipPouchState:
     country: list[str | None] = field(default_factory=list)  # registry country, else latest nationality
     from_registry: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
     index: dict[str, int] = field(default_factory=dict)  # ids inverted; rebuilt, never checkpointed
+    id_array: pa.Array | None = None  # ids as Arrow (see id_array); immutable, so shared by copies
     registry_pending: bool = False  # players from a published list, whose registry countries the first step sets
 
     def copy(self) -> "DipPouchState":
         return DipPouchState(list(self.ids), self.rating.copy(), self.events.copy(), self.last_event.copy(),
-                             list(self.country), self.from_registry.copy(), dict(self.index), self.registry_pending)
+                             list(self.country), self.from_registry.copy(), dict(self.index), self.id_array,
+                             self.registry_pending)
 
 
 EPOCH = dt.date(1970, 1, 1)
@@ -102,45 +105,38 @@ class DipPouch:
             registry_pending=True)
 
     def step(self, state: DipPouchState, month_input: MonthInput) -> MonthOutput:
-        """Apply the month's events in order (each event vectorised); list everyone with a rated event."""
+        """Apply the month's events in order (one compiled pass over the rows,
+        pipeline.systems.dip_pouch.kernel); list everyone with a rated event."""
         state = state.copy()
         rows = month_input.results
         if state.registry_pending:
             apply_registry(state, month_input.registry)
+        m = rows.num_rows
         players = player_indices(state, rows.column("player_id").to_pylist(), month_input.registry)
         note_nationalities(state, players, rows.column("nationality").to_pylist())
-        events = rows.column("event_id").to_pylist()
         n = np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.float64)
         placement = np.asarray(rows.column("placement").to_numpy(zero_copy_only=False), np.float64)
         pct = (n + 0.5 - placement) / n * 100
-        value = np.zeros(rows.num_rows, np.float64)
-        before = np.zeros(rows.num_rows, np.float64)
-        after = np.full(rows.num_rows, np.nan)
         end_days = np.asarray(rows.column("end_date").cast(pa.int32()).to_numpy(zero_copy_only=False), np.int32)
-        start = 0
-        while start < rows.num_rows:
-            stop = start
-            while stop < rows.num_rows and events[stop] == events[start]:
-                stop += 1
-            head = rows.slice(start, 1).to_pylist()[0]
-            tv = tournament_value(head["num_players"], head["rounds"], head["is_world_championship"],
-                                  head["end_date"], self.cutoff_year)
-            who = players[start:stop]
-            old = state.rating[who]
-            before[start:stop], value[start:stop] = old, tv
-            if tv > 0:
-                new = old + tv / 100 * (pct[start:stop] - old)
-                state.rating[who] = new
-                state.events[who] += 1
-                state.last_event[who] = end_days[start]
-                after[start:stop] = new
-            start = stop
+        # An event's rows are consecutive; its fields are read from its first row.
+        event_start = run_starts(rows.column("event_id"))
+        heads = event_start[:-1]
+        value = kernel.tournament_values(
+            np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.int64)[heads],
+            np.asarray(rows.column("rounds").to_numpy(zero_copy_only=False), np.int64)[heads],
+            pc.fill_null(rows.column("is_world_championship"), False).to_numpy(zero_copy_only=False)[heads],
+            kernel.end_years(end_days[heads]), self.cutoff_year)
+        before = np.zeros(m, np.float64)
+        after = np.full(m, np.nan)
+        kernel.apply_events(event_start, value, players, pct, end_days, state.rating, state.events,
+                            state.last_event, before, after, np.empty(m, np.int64))
         history = pa.table({
             "source_id": rows.column("event_id"), "source_date": rows.column("end_date"),
             "player_id": rows.column("player_id"), "rating_before": pa.array(before, pa.float64()),
             "rating_after": pa.array(after, pa.float64(), mask=np.isnan(after)),
             "placement": rows.column("placement"), "num_players": rows.column("num_players"),
-            "percentile": pa.array(pct, pa.float64()), "tournament_value": pa.array(value, pa.float64()),
+            "percentile": pa.array(pct, pa.float64()),
+            "tournament_value": pa.array(np.repeat(value, np.diff(event_start)), pa.float64()),
         }, schema=HISTORY_COLUMNS)
         return MonthOutput(state, listed_table(state), history)
 
@@ -152,6 +148,15 @@ class DipPouch:
         ids = list(data["ids"])
         return DipPouchState(ids, data["rating"], data["events"], data["last_event"], list(data["country"]),
                              data["from_registry"], {pid: i for i, pid in enumerate(ids)})
+
+
+def run_starts(column: pa.ChunkedArray) -> np.ndarray:
+    """First row of each run of equal values, then the row count."""
+    n = len(column)
+    if n == 0:
+        return np.zeros(1, np.int64)
+    changed = pc.not_equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(changed) + 1, [n])).astype(np.int64)
 
 
 def player_indices(state: DipPouchState, player_ids: list[str], registry) -> np.ndarray:
@@ -196,20 +201,32 @@ def note_nationalities(state: DipPouchState, players: np.ndarray, nationalities:
 def listed_table(state: DipPouchState) -> pa.Table:
     """Everyone with an event of value above 0, by rating then player_id, with shared and national ranks."""
     listed = np.flatnonzero(state.events > 0)
-    ids = pa.array([state.ids[i] for i in listed.tolist()], pa.string())
-    countries = pa.array([state.country[i] for i in listed.tolist()], pa.string())
-    table = pa.table({
-        "player_id": ids, "rating": pa.array(state.rating[listed], pa.float64()),
+    unsorted = pa.table({
+        "player_id": id_array(state).take(pa.array(listed)), "rating": pa.array(state.rating[listed], pa.float64()),
         "events": pa.array(state.events[listed], pa.int64()),
         "last_event_date": pa.array(state.last_event[listed], pa.int32(),
                                     mask=state.last_event[listed] == NO_EVENT_DAY).cast(pa.date32()),
-        "country": countries,
-    }).sort_by([("rating", "descending"), ("player_id", "ascending")])
+        "country": pa.array([state.country[i] for i in listed.tolist()], pa.string()),
+    })
+    table = unsorted.take(pc.sort_indices(unsorted, sort_keys=[("rating", "descending"), ("player_id", "ascending")]))
     ratings = table.column("rating").to_numpy()
     table = table.append_column("national_rank", pa.array(national_rank_array(table), pa.int64(),
                                                           mask=pc.is_null(table.column("country")).to_numpy(zero_copy_only=False)))
     table = table.add_column(0, "rank", pa.array(shared_rank_array(ratings), pa.int64()))
     return table.select(RANKING_COLUMNS.names).cast(RANKING_COLUMNS)
+
+
+def id_array(state: DipPouchState) -> pa.Array:
+    """state.ids as an Arrow array, kept with the state and extended by the ids added since it was
+    made (ids are only ever appended): converting every id again each month cost more than the
+    month's rating itself."""
+    made = state.id_array
+    if made is None or len(made) > len(state.ids):
+        made = pa.array(state.ids, pa.string())
+    elif len(made) < len(state.ids):
+        made = pa.concat_arrays([made, pa.array(state.ids[len(made):], pa.string())])
+    state.id_array = made
+    return made
 
 
 def shared_rank_array(ratings_in_order: np.ndarray) -> np.ndarray:
@@ -222,22 +239,8 @@ def shared_rank_array(ratings_in_order: np.ndarray) -> np.ndarray:
 
 
 def national_rank_array(table: pa.Table) -> np.ndarray:
-    """Shared rank within each country for a table sorted by rating; 0 where there is no country."""
-    n = table.num_rows
-    ranks = np.zeros(n, np.int64)
-    if n == 0:
-        return ranks
-    order = pa.table({"c": table.column("country"), "i": pa.array(np.arange(n))}).sort_by(
-        [("c", "ascending"), ("i", "ascending")])
-    rows = order.column("i").to_numpy()
-    country = order.column("c").to_pylist()
-    ratings = table.column("rating").to_numpy()[rows]
-    start = 0
-    while start < n:
-        stop = start
-        while stop < n and country[stop] == country[start]:
-            stop += 1
-        if country[start] is not None:
-            ranks[rows[start:stop]] = shared_rank_array(ratings[start:stop])
-        start = stop
-    return ranks
+    """Shared rank within each country for a table sorted by rating; 0 where there is no country
+    (one compiled pass, kernel.national_ranks, over the countries as dictionary codes)."""
+    encoded = pc.dictionary_encode(table.column("country")).combine_chunks()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return kernel.national_ranks(codes, table.column("rating").to_numpy(), len(encoded.dictionary))

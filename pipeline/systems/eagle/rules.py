@@ -165,6 +165,10 @@ class PlayerIds:
     offsets: np.ndarray   # int32: id v is pool[offsets[v]:offsets[v + 1]] (count + 1 used)
     slots: np.ndarray     # int64 (size, 2): the hash table of eagle_kernel.number_ids
 
+    def id_of(self, number: int) -> str:
+        """The player_id of one player number."""
+        return bytes(self.pool[self.offsets[number]:self.offsets[number + 1]]).decode()
+
     @property
     def array(self) -> pa.Array:
         """player_id by number, sharing the state's memory."""
@@ -294,7 +298,7 @@ def top_players(players: np.ndarray, values: np.ndarray, state: EagleState) -> t
     if players.shape[0] == 0:
         return [], 0
     best = values.max()
-    return sorted(state.ids.array.take(pa.array(players[values == best])).to_pylist()), int(best)
+    return sorted(state.ids.id_of(p) for p in players[values == best].tolist()), int(best)
 
 
 def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
@@ -323,8 +327,9 @@ def with_month_best(best: Best, mask: np.ndarray, values: np.ndarray, player_ids
     value = int(values[rows].max())
     if best[1] and value < best[0]:
         return best
-    rows = pa.array(rows[values[rows] == value])
-    return best_entries(best, value, tuple(zip(player_ids.take(rows).to_pylist(), game_ids.take(rows).to_pylist())))
+    # The rows sharing the best value are few: read one by one (an Arrow take per month cost more).
+    rows = rows[values[rows] == value].tolist()
+    return best_entries(best, value, tuple((player_ids[r].as_py(), game_ids[r].as_py()) for r in rows))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,6 +357,7 @@ class EaglePoints:
         if positions not in POSITION_MODES:
             raise ValueError(f"eagle: `positions` must be 'published' or 'live', got {positions!r}")
         self.positions = positions
+        self._variant_buffers = string_buffers(pa.array(self.variants, pa.string()))
 
     def initial_state(self) -> EagleState:
         """No players, no published table."""
@@ -364,7 +370,7 @@ class EaglePoints:
             raise ValueError(f"eagle: stepped {month} after {state.month}; months must be consecutive")
         live = self.positions == "live"
         as_of = day_number(month.last_day)
-        rows, days = self._counted_rows(month_input.results, month)
+        rows, days, game_start = self._counted_rows(month_input.results, month)
         game_ids, finished_on, player_ids = rows["game_id"], rows["finished_on"], rows["responsible_player_id"]
         row_player, state = _with_players(state, player_ids)
         n_rows = len(game_ids)
@@ -379,7 +385,6 @@ class EaglePoints:
         else:
             year_points, year_played = np.zeros(capacity, np.int64), np.zeros(capacity, np.bool_)
             best_victory, best_rookie = (0, ()), (0, ())
-        game_start = _game_starts(game_ids)
         game_day = np.ascontiguousarray(days[game_start[:-1]])
         row_result, row_centres = rows["result"], rows["centres"]
         if live:
@@ -433,39 +438,43 @@ class EaglePoints:
             extras={"awards": pa.Table.from_pylist(awards, schema=AWARDS_SCHEMA)},
         )
 
-    def _counted_rows(self, results: pa.Table, month: Month) -> tuple[dict[str, Any], np.ndarray]:
+    def _counted_rows(self, results: pa.Table, month: Month) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
         """What the month needs of the rows of a counted variant, in processing order (the rated
         flag is ignored): game_id, finished_on and responsible_player_id as Arrow arrays, the
-        result codes and centres as numpy arrays; and the rows' day numbers."""
-        variant = results.column("variant")
-        if len(self.variants) == 1:
-            counted = pc.equal(variant, pa.scalar(self.variants[0], pa.string()))
-        else:
-            counted = pc.is_in(variant, value_set=pa.array(self.variants, pa.string()))
-        counted = pc.fill_null(counted, False)
+        result codes and centres as numpy arrays; the rows' day numbers; and each game's first
+        row, then the row count. The names are matched in compiled passes over the string bytes
+        (kernel.match_names, kernel.counted_games): Arrow calls per month cost more than the
+        games' arithmetic."""
+        variant = _single(results.column("variant"))
+        if variant.null_count == 0:
+            counted = kernel.match_names(*string_buffers(variant), *self._variant_buffers) >= 0
+        else:  # a missing variant is not a counted one
+            counted = pc.fill_null(pc.is_in(variant, value_set=pa.array(self.variants, pa.string())), False)
+            counted = counted.to_numpy(zero_copy_only=False)
         columns = ["game_id", "finished_on", "responsible_player_id"]
         kept = results.select(columns)
-        result = results.column("result").combine_chunks()
+        result = _single(results.column("result"))
         codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
         centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
-        counted_rows = None
-        if pc.all(counted).as_py() is not True:
-            kept = kept.filter(counted)
-            counted_rows = np.flatnonzero(counted.to_numpy())
-            codes, centres = codes[counted_rows], centres[counted_rows]
+        days = _day_numbers(_single(results.column("finished_on")))
+        counted_rows, game_start = kernel.counted_games(counted, *string_buffers(_single(results.column("game_id"))))
+        if counted_rows.shape[0] < results.num_rows:
+            kept = kept.take(pa.array(counted_rows))
+            codes, centres, days = codes[counted_rows], centres[counted_rows], days[counted_rows]
         if (codes < 0).any():
             i = int(np.argmax(codes < 0))
-            raise ValueError(f"unknown result {result[i if counted_rows is None else int(counted_rows[i])].as_py()!r}")
-        rows = {name: kept.column(name).combine_chunks() for name in columns}
+            raise ValueError(f"unknown result {result[int(counted_rows[i])].as_py()!r}")
+        rows = {name: _single(kept.column(name)) for name in columns}
+        if rows["finished_on"].null_count:
+            raise ValueError("eagle: a counted game without its finishing day")
         rows["result"], rows["centres"] = codes, centres
-        days = pc.cast(rows["finished_on"], pa.int32()).to_numpy()
         if days.shape[0]:
             outside = (days < day_number(month.first_day)) | (days > day_number(month.last_day))
             if outside.any():
                 i = int(np.argmax(outside))
                 raise ValueError(f"eagle: game {rows['game_id'][i].as_py()} finished "
                                  f"{rows['finished_on'][i].as_py()}, outside {month}")
-        return rows, days
+        return rows, days, game_start
 
     def state_from_list(self, published: PublishedList) -> EagleState:
         """The published table (SPEC §2): each player's last counted games' points (oldest first),
@@ -594,13 +603,18 @@ def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, 
     return numbers, replace(state, ids=PlayerIds(count, pool, id_offsets, slots), **grown)
 
 
-def _game_starts(game_ids: pa.Array) -> np.ndarray:
-    """First row of each game, then the row count (a game's rows are consecutive)."""
-    n = len(game_ids)
-    if n == 0:
-        return np.zeros(1, dtype=np.int64)
-    changes = pc.not_equal(game_ids.slice(1), game_ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    return np.concatenate(([0], np.flatnonzero(changes) + 1, [n])).astype(np.int64)
+def _single(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array (no copy when it has one chunk)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _day_numbers(dates: pa.Array) -> np.ndarray:
+    """int32 day numbers of a date32 array, read from its buffer (no copy; a null's entry is
+    meaningless)."""
+    data = dates.buffers()[1]
+    if data is None:
+        return np.zeros(0, dtype=np.int32)
+    return np.frombuffer(data, dtype=np.int32, count=len(dates), offset=4 * dates.offset)
 
 
 RESULT_BUFFERS = string_buffers(pa.array(kernel.RESULT_NAMES, pa.string()))

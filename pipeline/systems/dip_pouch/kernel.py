@@ -1,0 +1,84 @@
+"""Dip Pouch month kernels: the rating rule of pipeline.systems.dip_pouch.rules over whole arrays.
+
+A month's events are applied in one compiled loop instead of one round of numpy and Arrow calls
+per event (a month holds dozens of events of a few dozen players each, so the per-call overhead
+was most of the time). The arithmetic is the rule's, written as in
+pipeline.systems.dip_pouch.rules.updated_rating and evaluated in the same order, so the floats
+equal those of the reference (pipeline.systems.dip_pouch.reference) bit for bit.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from pipeline.systems.kernels.calendar import civil_from_days
+
+WORLD_CHAMPIONSHIP_VALUE = 20.0
+MAX_EVENT_VALUE = 15.0
+
+
+def tournament_values(num_players: np.ndarray, rounds: np.ndarray, world_championship: np.ndarray,
+                      end_year: np.ndarray, cutoff_year: int) -> np.ndarray:
+    """rules.tournament_value of many events at once (same operations, so the same floats)."""
+    players = num_players.astype(np.float64)
+    value = np.where(rounds == 1, players / 7 + 2, players / 3.5 + 2)
+    value = np.minimum(value, MAX_EVENT_VALUE)
+    value = np.where(end_year < cutoff_year, 0.0, value)
+    return np.where(world_championship, WORLD_CHAMPIONSHIP_VALUE, value)
+
+
+@njit(cache=True)
+def end_years(days):
+    """The calendar year of each day number (days since 1970-01-01)."""
+    out = np.empty(days.shape[0], np.int64)
+    for k in range(days.shape[0]):
+        out[k] = civil_from_days(days[k])[0]
+    return out
+
+
+@njit(cache=True)
+def apply_events(event_start, value, players, pct, end_day, rating, events, last_event, before, after, counted):
+    """Apply the month's events in order to the per-player arrays (changed in place).
+
+    Event e owns rows event_start[e]:event_start[e + 1]; `value` is its tournament value. Each
+    row gets the player's rating before the event in `before` and, for an event of value above
+    0, the rating after it in `after` (left as it is otherwise); `counted` is scratch space, one
+    entry per row. Every row of an event reads the player's rating and event count before any
+    row of the event writes them, as one vectorised update per event would: a player listed
+    twice in one event moves once, from the same old values.
+    """
+    for e in range(event_start.shape[0] - 1):
+        lo, hi = event_start[e], event_start[e + 1]
+        for r in range(lo, hi):
+            before[r] = rating[players[r]]
+            counted[r] = events[players[r]]
+        tv = value[e]
+        if tv > 0:
+            for r in range(lo, hi):
+                p = players[r]
+                after[r] = before[r] + tv / 100 * (pct[r] - before[r])
+                rating[p] = after[r]
+                events[p] = counted[r] + 1
+                last_event[p] = end_day[r]
+
+
+@njit(cache=True)
+def national_ranks(country, rating, countries):
+    """Shared (1-2-2-4) rank of each row within its country, for rows in rating order (best
+    first); `country` holds codes 0..countries-1, or -1 for none (rank 0). One pass, counting
+    each country's rows so far, instead of sorting the rows by country."""
+    n = country.shape[0]
+    ranks = np.zeros(n, np.int64)
+    seen = np.zeros(countries, np.int64)
+    last_rank = np.zeros(countries, np.int64)
+    last_rating = np.zeros(countries, np.float64)
+    for k in range(n):
+        c = country[k]
+        if c < 0:
+            continue
+        seen[c] += 1
+        if seen[c] == 1 or rating[k] != last_rating[c]:
+            last_rank[c] = seen[c]
+            last_rating[c] = rating[k]
+        ranks[k] = last_rank[c]
+    return ranks
