@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
+from pipeline.warehouse.store import MONTHLY_FEEDS
 from schemas.event_results import EventResultsFeed
 from schemas.events import EventsFeed
 from schemas.games import GamesFeed
@@ -40,7 +41,9 @@ def render_tables_doc() -> str:
     parts += ["## Validated feeds", ""]
     for feed, model in (("games", GamesFeed), ("events", EventsFeed), ("event_results", EventResultsFeed),
                         ("players", PlayersFeed)):
-        parts.append(model_section(feed, f"validated/{feed}.parquet", model))
+        # Games are stored one file per month of finished_on (pipeline.warehouse.store.MONTHLY_FEEDS).
+        where = f"validated/{feed}/YYYY-MM.parquet" if feed in MONTHLY_FEEDS else f"validated/{feed}.parquet"
+        parts.append(model_section(feed, where, model))
     return "\n".join(parts)
 
 
