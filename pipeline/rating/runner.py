@@ -77,6 +77,10 @@ def first_stale_month(system: RatingSystem, warehouse: Warehouse, config_key: st
     for month, fingerprint in chain.items():
         if manifest.get(str(month)) != fingerprint or not warehouse.rankings(system.name, month).exists():
             return month
+    # A run from scratch leaves a checkpoint of its last month; a range that shrank (the last month's
+    # data removed) ends on a month that may have none: it is computed again to write it.
+    if chain and not warehouse.checkpoint(system.name, last).exists():
+        return last
     return None
 
 
