@@ -126,8 +126,9 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
     con.executemany("INSERT INTO _export_months VALUES (?)", [[m.first_day] for m in months])
     reader = con.sql(
         f"""SELECT {columns}, CAST(date_trunc('month', {date}) AS DATE) AS _month FROM {quote_ident(feed.name)}
-        WHERE date_trunc('month', {date}) IN (SELECT month FROM _export_months)
-        ORDER BY _month, {order}""").to_arrow_reader(EXPORT_BATCH_ROWS)
+        WHERE {date} BETWEEN ? AND ? AND date_trunc('month', {date}) IN (SELECT month FROM _export_months)
+        ORDER BY _month, {order}""", params=[min(months).first_day, max(months).last_day]
+    ).to_arrow_reader(EXPORT_BATCH_ROWS)  # the range lets DuckDB skip the row groups of other months
     written: set[Month] = set()
     held: list[pa.RecordBatch] = []
     current: Month | None = None
@@ -139,6 +140,8 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
             written.add(current)
 
     for batch in reader:
+        if batch.num_rows == 0:
+            continue
         days = batch.column(batch.schema.get_field_index("_month")).cast(pa.int32()).to_numpy(zero_copy_only=False)
         starts = [0, *(np.flatnonzero(np.diff(days)) + 1).tolist()]
         for lo, hi in zip(starts, [*starts[1:], len(days)]):

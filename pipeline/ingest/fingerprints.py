@@ -21,7 +21,9 @@ SELECT year(finished_on) AS year, month(finished_on) AS month, count(*) AS rows,
                     player_name, original_player_id, replacement_denies, result, centres, eliminated_year)) AS hash
 FROM games {where} GROUP BY 1, 2 ORDER BY 1, 2
 """
-OF_MONTHS = "WHERE date_trunc('month', finished_on) IN (SELECT month FROM _fingerprint_months)"
+# The range first (parameters: its first and last day) lets DuckDB skip the row groups of other months.
+OF_MONTHS = ("WHERE finished_on BETWEEN ? AND ? "
+             "AND date_trunc('month', finished_on) IN (SELECT month FROM _fingerprint_months)")
 EVENTS_SQL = """
 SELECT year(e.end_date) AS year, month(e.end_date) AS month, count(*) AS rows,
        bit_xor(hash(e.event_id, e.name, e.start_date, e.end_date, e.rounds, e.num_players,
@@ -59,7 +61,7 @@ def write_month_fingerprints(con: duckdb.DuckDBPyConnection, warehouse: Warehous
             f"""SELECT * FROM _stored_fingerprints WHERE make_date(year, month, 1)
                     NOT IN (SELECT month FROM _fingerprint_months)
                 UNION ALL ({GAMES_SQL.format(where=OF_MONTHS)})
-                ORDER BY year, month""").to_arrow_table()
+                ORDER BY year, month""", params=[min(months).first_day, max(months).last_day]).to_arrow_table()
         con.unregister("_stored_fingerprints")
         con.execute("DROP TABLE _fingerprint_months")
     atomic_write_parquet(path, table)
