@@ -50,9 +50,10 @@ $(PRODUCTION_STAMP): $(STAMP)
 integration: $(PRODUCTION_STAMP)
 	$(BIN)/python -m pytest -q -m integration tests/integration
 
+# BENCH_FLAGS, e.g. "--skip-property --skip-largest", leaves out the longest sections.
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(WAREHOUSE)

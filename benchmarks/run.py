@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/run.py            # the full suite (tens of minutes), writes RESULTS.md
     .venv/bin/python benchmarks/run.py --quick    # small sizes, to check the harness itself
+    .venv/bin/python benchmarks/run.py --skip-property --skip-largest   # leave out the longest parts
 
 Every figure is measured in this run on this machine; nothing is copied from elsewhere.
 """
@@ -303,10 +304,33 @@ def next_month_delivery(raw: Path) -> str:
     return f"{(first_of_last.replace(day=28) + dt.timedelta(days=4)).strftime('%Y-%m')}"
 
 
+PROPERTY_TEST = "tests/test_incremental.py::test_any_sequence_of_deliveries_equals_a_run_from_scratch"
+
+
+def property_sequences(count: int) -> tuple[int, int, float, str]:
+    """Run the incremental property test (after every step of random deliveries, a whole run equals
+    a run from scratch) with `count` sequences; (sequences run, steps run, wall seconds, outcome)."""
+    report = WORK / "property_sequences.txt"
+    report.unlink(missing_ok=True)
+    started = time.perf_counter()
+    process = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", PROPERTY_TEST], cwd=ROOT,
+        env={**os.environ, "DIPRANK_PROPERTY_SEQUENCES": str(count), "DIPRANK_PROPERTY_REPORT": str(report)},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wall = time.perf_counter() - started
+    steps = [int(line) for line in report.read_text().split()] if report.exists() else []
+    outcome = "passed" if process.returncode == 0 else f"FAILED:\n{process.stdout[-3000:]}"
+    return len(steps), sum(steps), wall, outcome
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (checks the harness)")
     parser.add_argument("--skip-largest", action="store_true", help="leave out the 10,000,000-game run")
+    parser.add_argument("--skip-property", action="store_true",
+                        help="leave out the long run of the incremental property test")
+    parser.add_argument("--property-sequences", type=int, default=None,
+                        help="sequences of the property test (default 200; 10 with --quick)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
@@ -374,6 +398,20 @@ def main(argv: list[str] | None = None) -> int:
                  markdown_table(["history (games)", "nothing new", "new month", "whole run with the new month",
                                  "ingest and validation", "four systems' asset compute", "peak memory (all processes)"],
                                 incremental), ""]
+
+    if not args.skip_property:
+        wanted = args.property_sequences or (10 if args.quick else 200)
+        say(f"incremental property test: {wanted} sequences …")
+        ran, steps, wall, outcome = property_sequences(wanted)
+        sections += ["## 3b. Incremental runs equal runs from scratch", "",
+                     f"`{PROPERTY_TEST}` with {wanted} random sequences (`make test` runs 6, and 50 at the ingest level): after every step "
+                     "of new, corrected, edited or removed delivery files, a whole `diprank run` leaves the files, "
+                     "bytes, view rows and Dagster's materialized months of a run from scratch.", "",
+                     markdown_table(["measure", "value"], [
+                         ["sequences run", f"{ran:,}"], ["steps run (each: an incremental and a from-scratch run)", f"{steps:,}"],
+                         ["wall time", f"{wall:.0f} s"], ["outcome", outcome.splitlines()[0]]]), ""]
+        if outcome != "passed":
+            print(outcome, flush=True)
 
     if not args.skip_largest:
         largest = sizes["largest"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
 from pipeline.ingest.validation import FEED_MODELS
+from pipeline.warehouse.store import MONTHLY_FEEDS
 
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "TABLES.md"
 
@@ -36,7 +37,9 @@ def render_tables_doc() -> str:
             parts.append(model_section(f"{name} {extra}", f"{extra}/{name}/year=YYYY/month=MM/{extra}.parquet", model))
     parts += ["## Validated feeds", ""]
     for feed, model in FEED_MODELS.items():
-        parts.append(model_section(feed, f"validated/{feed}.parquet", model))
+        # Games are stored one file per month of finished_on (pipeline.warehouse.store.MONTHLY_FEEDS).
+        where = f"validated/{feed}/YYYY-MM.parquet" if feed in MONTHLY_FEEDS else f"validated/{feed}.parquet"
+        parts.append(model_section(feed, where, model))
     return "\n".join(parts)
 
 

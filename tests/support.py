@@ -97,14 +97,20 @@ def validated_warehouse(root: Path, **feeds: list[dict]):
     event_results=..., players=...), with the month fingerprints ingest writes beside them:
     what a run of the rating systems reads, without a raw folder or a Dagster run."""
     from pipeline.ingest.fingerprints import write_month_fingerprints
-    from pipeline.warehouse.store import Warehouse, atomic_write_parquet
+    from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_parquet
 
     warehouse = Warehouse(root)
     con = duckdb.connect()
     try:
         for name, rows in feeds.items():
             table = pa.Table.from_pylist(rows, schema=FEEDS[name].arrow_schema)
-            atomic_write_parquet(warehouse.validated(name), table)
+            if name in MONTHLY_FEEDS:  # one file per month, as ingest stores them
+                months = sorted({Month.of(r[MONTHLY_FEEDS[name]]) for r in rows})
+                for month in months:
+                    atomic_write_parquet(warehouse.validated_month(name, month), pa.Table.from_pylist(
+                        [r for r in rows if Month.of(r[MONTHLY_FEEDS[name]]) == month], schema=FEEDS[name].arrow_schema))
+            else:
+                atomic_write_parquet(warehouse.validated(name), table)
             con.register(name, table)
         if "games" in feeds:
             write_month_fingerprints(con, warehouse, "games")

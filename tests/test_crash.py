@@ -26,7 +26,7 @@ def tables_written(changed: set[str]) -> int:
 # done (the files it has replaced or created, relative to the warehouse), not by the clock, so
 # every point is reached whatever the machine's speed. The late delivery is one new games file:
 # ingest stores its staged rows and the games manifest (in that order, within a moment of each
-# other), then loads them into the DuckDB working copy, then writes the validated games; each
+# other), then loads them into the DuckDB working copy, then writes the validated games (the late game's month); each
 # point's run redoes whatever the kill before it left undone (a delivery the manifest does not list
 # is staged again; validation not done is done), so the next point is always ahead of it. No point
 # waits for the files written within milliseconds after the validated games (fingerprints,
@@ -39,7 +39,8 @@ KILL_POINTS = [
     ("ingest: the new delivery's staged rows stored in the warehouse", lambda changed: any(
         re.fullmatch(r"ingest/games/[0-9a-f]+\.parquet", p) for p in changed)),
     ("ingest: the DuckDB working copy changed", lambda changed: any(p.startswith("diprank.duckdb") for p in changed)),
-    ("validation: the validated games written", lambda changed: "validated/games.parquet" in changed),
+    ("validation: the validated games written", lambda changed: any(
+        re.fullmatch(r"validated/games/\d{4}-\d{2}\.parquet", p) for p in changed)),
     ("rating: the first table written", lambda changed: tables_written(changed) >= 1),
     ("rating: 15 tables written", lambda changed: tables_written(changed) >= 15),
     ("rating: 30 tables written", lambda changed: tables_written(changed) >= 30),

@@ -1,14 +1,18 @@
 """Incremental ingest: a delivery file already ingested and unchanged is not read again, what a
-changed or removed file touched is re-derived, and the warehouse always equals an ingest from
-scratch on the same raw folder."""
+changed or removed file touched is re-derived (validated games only in the months it touched), and
+the warehouse always equals an ingest from scratch on the same raw folder; after random sequences
+of deliveries, whole runs equal runs from scratch."""
 import datetime as dt
+import os
 import random
+import shutil
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import duckdb
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import pipeline.ingest.deliveries as deliveries
 from pipeline.core.feed_spec import FEEDS
@@ -16,7 +20,7 @@ from pipeline.ingest.exports import publish_validated
 from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_and_count
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.warehouse.store import Warehouse
-from tests.support import write_csv
+from tests.support import environment, write_csv
 from tests.test_lifecycle import STATE_FILES, assert_equals_a_run_from_scratch, run
 from tests.test_validation import GOOD_EVENT, GOOD_RESULTS
 
@@ -211,15 +215,70 @@ def test_a_staged_rows_file_lost_from_the_warehouse_is_read_again(tmp_path, pars
     assert_equals_an_ingest_from_scratch(raw, root)
 
 
-# Deliveries a sequence draws from; each takes a random source for its details.
+def test_only_the_months_a_delivery_touches_are_written_again(tmp_path):
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 2, 9), "g2"))
+    ingest(raw, root)
+    months = root / "validated" / "games"
+    before = {p.name: p.stat().st_mtime_ns for p in months.glob("*.parquet")}
+    assert sorted(before) == ["2020-01.parquet", "2020-02.parquet"]
+    write_csv(raw / "games" / "b.csv", game(3, dt.date(2020, 3, 1), "g3"))
+    ingest(raw, root)
+    after = {p.name: p.stat().st_mtime_ns for p in months.glob("*.parquet")}
+    assert {n for n in after if after[n] != before.get(n)} == {"2020-03.parquet"}
+    write_csv(raw / "games" / "c.csv", game(4, dt.date(2020, 3, 20), "g1"))  # g1 moves: January empties
+    ingest(raw, root)
+    assert sorted(p.name for p in months.glob("*.parquet")) == ["2020-02.parquet", "2020-03.parquet"]
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
+def test_a_warehouse_of_the_one_file_layout_is_read_then_rewritten_by_month(tmp_path, caplog):
+    """Validated games as an older version stored them, in one file: rating reads take that file
+    until the next ingest, which writes the months, removes it and says so."""
+    import logging
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.core.months import Month
+    from pipeline.rating.inputs import feed_bounds, read_results
+
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 3, 9), "g2"))
+    ingest(raw, root)
+    months = sorted((root / "validated" / "games").glob("*.parquet"))
+    pq.write_table(pa.concat_tables([pq.read_table(p) for p in months]), root / "validated" / "games.parquet")
+    shutil.rmtree(root / "validated" / "games")
+    warehouse = Warehouse(root)
+    assert feed_bounds(warehouse)["games"] == (Month(2020, 1), Month(2020, 3))
+    assert read_results(warehouse, "games", Month(2020, 3), Month(2020, 3)).column("game_id").unique().to_pylist() == ["g2"]
+    with caplog.at_level(logging.WARNING):
+        ingest(raw, root)  # nothing new delivered
+    assert "rewritten by month" in caplog.text
+    assert not (root / "validated" / "games.parquet").exists()
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
+# Deliveries a sequence draws from; each takes a random source for its details. Dates fall in
+# 2019-10 … 2020-03: six months across a year's end keep whole runs short, and the club rating
+# starts each year afresh, so a game moved across the year matters.
+FIRST_DAY, LAST_DAY = dt.date(2019, 10, 1), dt.date(2020, 3, 28)
+# Whole runs commit to Dagster's SQLite storage at every event: on a memory file system, where
+# one is, those commits cost nothing.
+FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def some_day(rng: random.Random) -> dt.date:
+    return FIRST_DAY + dt.timedelta(days=rng.randint(0, (LAST_DAY - FIRST_DAY).days))
+
+
 def add_file(raw: Path, rng: random.Random, state: dict) -> None:
-    """A new file of one or two games in a random month of 2019–2021."""
+    """A new file of one or two games in a random month."""
     state["files"] += 1
     rows = []
     for _ in range(rng.randint(1, 2)):
         state["games"] += 1
-        day = dt.date(rng.randint(2019, 2021), rng.randint(1, 12), rng.randint(1, 28))
-        rows += game(rng.randint(0, 10**6), day, f"g{state['games']}")
+        rows += game(rng.randint(0, 10**6), some_day(rng), f"g{state['games']}")
     write_csv(raw / "games" / f"{state['files']:03d}.csv", rows)
 
 
@@ -228,50 +287,75 @@ def correct_game(raw: Path, rng: random.Random, state: dict) -> None:
     if not state["games"]:
         return add_file(raw, rng, state)
     state["files"] += 1
-    day = dt.date(rng.randint(2019, 2021), rng.randint(1, 12), rng.randint(1, 28))
     write_csv(raw / "games" / f"{state['files']:03d}.csv",
-              game(rng.randint(0, 10**6), day, f"g{rng.randint(1, state['games'])}"))
+              game(rng.randint(0, 10**6), some_day(rng), f"g{rng.randint(1, state['games'])}"))
 
 
 def split_game(raw: Path, rng: random.Random, state: dict) -> None:
     """One new game's rows in two new files."""
     state["games"] += 1
-    rows = game(rng.randint(0, 10**6), dt.date(2020, rng.randint(1, 12), 3), f"g{state['games']}")
+    rows = game(rng.randint(0, 10**6), some_day(rng), f"g{state['games']}")
     cut = rng.randint(1, len(rows) - 1)
     for part in (rows[:cut], rows[cut:]):
         state["files"] += 1
         write_csv(raw / "games" / f"{state['files']:03d}.csv", part)
 
 
-def edit_in_place(raw: Path, rng: random.Random, state: dict) -> None:
-    """An existing file rewritten: a row made invalid, or every date moved."""
-    files = sorted((raw / "games").glob("*.csv")) if (raw / "games").is_dir() else []
-    if not files:
-        return add_file(raw, rng, state)
-    path = rng.choice(files)
+def game_files(raw: Path) -> list[Path]:
+    return sorted((raw / "games").glob("*.csv")) if (raw / "games").is_dir() else []
+
+
+def read_rows(path: Path) -> list[dict]:
     import csv
 
     with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+        return list(csv.DictReader(handle))
+
+
+def edit_in_place(raw: Path, rng: random.Random, state: dict) -> None:
+    """An existing file rewritten: a row made invalid, or every date moved."""
+    files = game_files(raw)
+    if not files:
+        return add_file(raw, rng, state)
+    path = rng.choice(files)
+    rows = read_rows(path)
     if rng.random() < 0.5:
         rows[rng.randrange(len(rows))]["centres"] = "99"
     else:
-        day = dt.date(rng.randint(2019, 2021), rng.randint(1, 12), rng.randint(1, 28)).isoformat()
-        rows = [dict(r, finished_on=day) for r in rows]
+        rows = [dict(r, finished_on=some_day(rng).isoformat()) for r in rows]
     write_csv(path, rows)
 
 
+def dated_files(raw: Path) -> list[tuple[str, Path]]:
+    """(latest finished_on, file) of every games file."""
+    return [(max(r["finished_on"] for r in read_rows(p)), p) for p in game_files(raw)]
+
+
 def remove_file(raw: Path, rng: random.Random, state: dict) -> None:
-    """A file removed: a random one, or the one holding the latest (or earliest) month."""
-    files = sorted((raw / "games").glob("*.csv")) if (raw / "games").is_dir() else []
+    """A file removed: a random one, or the one holding the latest month of data (or the earliest)."""
+    files = dated_files(raw)
     if not files:
         return add_file(raw, rng, state)
-    if rng.random() < 0.5:
-        path = rng.choice(files)
+    if rng.random() < 0.4:
+        path = rng.choice(files)[1]
     else:
-        dated = [(max(line.split(",")[4] for line in p.read_text().splitlines()[1:]), p) for p in files]
-        path = (max(dated) if rng.random() < 0.5 else min(dated))[1]
+        path = (max(files) if rng.random() < 0.6 else min(files))[1]
     path.unlink()
+
+
+def move_first_month_later(raw: Path, rng: random.Random, state: dict) -> None:
+    """The games of the earliest month corrected, in place, into a later month: the systems' first
+    month moves later."""
+    files = game_files(raw)
+    if not files:
+        return add_file(raw, rng, state)
+    earliest = min(r["finished_on"][:7] for p in files for r in read_rows(p))
+    later = some_day(rng)
+    for path in files:
+        rows = read_rows(path)
+        if any(r["finished_on"][:7] == earliest for r in rows):
+            write_csv(path, [dict(r, finished_on=later.isoformat()) if r["finished_on"][:7] == earliest else r
+                             for r in rows])
 
 
 def players_file(raw: Path, rng: random.Random, state: dict) -> None:
@@ -281,32 +365,51 @@ def players_file(raw: Path, rng: random.Random, state: dict) -> None:
     write_csv(raw / "players" / f"{rng.randint(0, 2)}.csv", rows, ["player_id", "name", "country"])
 
 
-DELIVERIES = [add_file, correct_game, split_game, edit_in_place, remove_file, players_file]
+DELIVERIES = [add_file, correct_game, split_game, edit_in_place, remove_file, move_first_month_later, players_file]
+
+# Two layers. At the ingest level, in process, 50 sequences (a fraction of a second a step) cover
+# the incremental logic itself. Whole runs against runs from scratch (two `diprank run`s a step,
+# seconds each) cover what the systems, the views and Dagster make of it: `make test` runs a few
+# such sequences, `make bench` (benchmarks/run.py) many more through the variable, and reads back
+# how many ran from the file the second variable names.
+INGEST_SEQUENCES = 50
+SEQUENCES = int(os.environ.get("DIPRANK_PROPERTY_SEQUENCES", "6"))
+SEQUENCES_REPORT = os.environ.get("DIPRANK_PROPERTY_REPORT")
+
+
+def whole_run(raw: Path, root: Path) -> None:
+    """`diprank run` with the systems one after another in this process (no worker processes to
+    start: the property test makes hundreds of runs)."""
+    with environment(DIPRANK_SYSTEMS_AT_ONCE="1"):
+        run(raw, root)
 
 
 @pytest.fixture(scope="module")
-def ingested(tmp_path_factory) -> tuple[Path, dict]:
-    """A raw folder of a few deliveries (a split game, a correction) and its ingest,
-    made once: each sequence starts from a copy."""
-    folder = tmp_path_factory.mktemp("ingested")
+def ingested(tmp_path_factory) -> Iterator[tuple[Path, dict]]:
+    """A raw folder of a few deliveries (a split game, a correction, an event) and a whole run on
+    it, made once: each sequence starts from a copy."""
+    folder = Path(tempfile.mkdtemp(dir=FAST_TMP)) if FAST_TMP else tmp_path_factory.mktemp("ingested")
     raw, state = folder / "raw", {"files": 0, "games": 0}
-    for number, delivery in enumerate([add_file, split_game, correct_game]):
+    for number, delivery in enumerate([add_file, split_game, correct_game, add_file]):
         delivery(raw, random.Random(number), state)
-    ingest(raw, folder / "w")
-    return folder, state
+    # An event in the middle of the range: the Dip Pouch range ends with the games' last month.
+    write_csv(raw / "events" / "e.csv", [dict(GOOD_EVENT, start_date="2019-11-08", end_date="2019-11-09")])
+    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
+    whole_run(raw, folder / "w")
+    yield folder, state
+    if FAST_TMP:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=INGEST_SEQUENCES, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps=st.lists(st.lists(st.tuples(st.sampled_from(DELIVERIES), st.integers(0, 2**32)), min_size=1, max_size=3),
                       min_size=1, max_size=2))
 def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested, steps):
-    """After every step of one to three deliveries (new files, corrections, in-place edits, removed
-    files, games moved across months and years, the first or last month removed), incremental
-    ingest leaves the same files, bytes and tables as an ingest from scratch. In process, at the
-    ingest level: the rating systems read only the validated files compared here."""
-    import shutil
-
-    with tempfile.TemporaryDirectory() as folder:
+    """After every step of one to three deliveries, incremental ingest leaves the same files, bytes
+    and tables as an ingest from scratch (in process, at the ingest level: the systems read only
+    the validated files compared here)."""
+    with tempfile.TemporaryDirectory(dir=FAST_TMP) as folder:
         shutil.copytree(ingested[0], folder, dirs_exist_ok=True)
         raw, root, state = Path(folder) / "raw", Path(folder) / "w", dict(ingested[1])
         for step in steps:
@@ -314,6 +417,34 @@ def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested, step
                 delivery(raw, random.Random(seed), state)
             ingest(raw, root)
             assert_equals_an_ingest_from_scratch(raw, root)
+
+
+# No shrinking: a sequence is at most two steps of three deliveries, already short to read, and
+# each shrinking attempt costs two whole runs.
+@settings(max_examples=SEQUENCES, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(steps=st.lists(st.lists(st.tuples(st.sampled_from(DELIVERIES), st.integers(0, 2**32)), min_size=1, max_size=3),
+                      min_size=1, max_size=2))
+def test_any_sequence_of_deliveries_equals_a_run_from_scratch(ingested, steps):
+    """After every step of one to three deliveries (new files, corrections, in-place edits, removed
+    files, games moved across months and years, the last month of data removed, the first month
+    moved later), a whole `diprank run` leaves what a run from scratch on the same raw folder
+    leaves: the same files and bytes (outputs, validated feeds, fingerprints, checkpoints,
+    manifests), the same rows in the DuckDB views and tables, and Dagster shows as materialized
+    exactly the months on disk."""
+    with tempfile.TemporaryDirectory(dir=FAST_TMP) as folder:
+        shutil.copytree(ingested[0], folder, dirs_exist_ok=True)
+        raw, root, state = Path(folder) / "raw", Path(folder) / "w", dict(ingested[1])
+        for number, step in enumerate(steps):
+            for delivery, seed in step:
+                delivery(raw, random.Random(seed), state)
+            whole_run(raw, root)
+            with environment(DIPRANK_SYSTEMS_AT_ONCE="1"):
+                assert_equals_a_run_from_scratch(raw, root, Path(folder) / f"scratch{number}")
+            assert working_copy(root) == working_copy(Path(folder) / f"scratch{number}")
+    if SEQUENCES_REPORT:
+        with open(SEQUENCES_REPORT, "a") as report:
+            report.write(f"{len(steps)}\n")  # one line per sequence: its number of steps
 
 
 def test_cli_runs_read_only_new_files_and_survive_a_lost_duckdb_file(tmp_path, parsed):

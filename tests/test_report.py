@@ -385,7 +385,7 @@ def test_missing_warehouse_and_unrated_game(small, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     code, _, err = report(capsys, "eagle", "--warehouse", str(tmp_path / "empty"))
     assert code == 2 and "no eagle snapshots" in err
-    unrated = duckdb.sql(f"SELECT game_id FROM read_parquet('{small}/validated/games.parquet') "
+    unrated = duckdb.sql(f"SELECT game_id FROM read_parquet('{small}/validated/games/*.parquet') "
                          "WHERE NOT rated LIMIT 1").fetchall()
     if unrated:
         code, _, err = report(capsys, "diwz", "--game", unrated[0][0], "--warehouse", str(small))

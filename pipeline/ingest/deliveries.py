@@ -29,7 +29,7 @@ from pipeline.ingest.staging import (
     FileProblem, SkippedEntry, StageReport, create_staged, stage_file, staged_table, survey_feed,
 )
 from pipeline.warehouse.sql import quote_ident
-from pipeline.warehouse.store import Warehouse, atomic_write_bytes, export_parquet, file_location
+from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_bytes, export_parquet, file_location
 
 MANIFEST_VERSION = 1
 HASH_CHUNK = 1 << 20
@@ -45,6 +45,9 @@ FILES_TABLE = "ingest_files"
 PENDING_GROUPS = "pending_groups"
 PENDING_FILES = "pending_files"
 PENDING_EXPORTS = "pending_exports"
+# Months of a feed stored by month whose valid rows may have changed since its files were written:
+# those the queued groups held before validation and those they hold after it.
+PENDING_MONTHS = "pending_months"
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ def ensure_ingest_tables(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_GROUPS} (feed VARCHAR, grp VARCHAR)")
     con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_FILES} (feed VARCHAR, path VARCHAR)")
     con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_EXPORTS} (feed VARCHAR)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_MONTHS} (feed VARCHAR, month DATE)")
 
 
 def typed_columns(feed: Feed) -> str:
@@ -307,6 +311,7 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
                 con.execute(f"INSERT INTO {typed} SELECT (CAST(? AS BIGINT) << 32) + {SOURCE_LINE}, "
                             f"{typed_columns(feed)}, ?, false, false FROM {source}", [number, number, *parameters])
         _queue(con, feed, added)
+        _queue_months(con, feed)
         _mark_repeated_keys(con, feed)
         con.commit()
     except BaseException:
@@ -354,8 +359,26 @@ def _mark_repeated_keys(con, feed: Feed) -> None:
     )
 
 
+def _queue_months(con, feed: Feed) -> None:
+    """For a feed stored by month: queue the months whose valid rows the queued groups hold now
+    (before validation replaces them), so that a game corrected into another month empties the old one."""
+    if feed.name not in MONTHLY_FEEDS:
+        return
+    date, group = quote_ident(MONTHLY_FEEDS[feed.name]), quote_ident(GROUP_COLUMN[feed.name])
+    con.execute(f"""INSERT INTO {PENDING_MONTHS} SELECT DISTINCT ?, date_trunc('month', {date}) FROM {quote_ident(feed.name)}
+                WHERE {group} IN (SELECT grp FROM {PENDING_GROUPS} WHERE feed = ?) AND {date} IS NOT NULL""",
+                [feed.name, feed.name])
+
+
+def pending_months(con: duckdb.DuckDBPyConnection, feed: Feed) -> list:
+    """First days of the months queued for a feed stored by month, oldest first."""
+    return [m for (m,) in con.execute(f"SELECT DISTINCT month FROM {PENDING_MONTHS} WHERE feed = ? ORDER BY 1",
+                                      [feed.name]).fetchall()]
+
+
 def queue_export(con: duckdb.DuckDBPyConnection, feed: Feed) -> None:
     """Record that the feed's validated rows changed, then clear the validation queue it took up."""
+    _queue_months(con, feed)  # the months the validated groups hold now; first: the groups go next
     con.execute(f"INSERT INTO {PENDING_EXPORTS} VALUES (?)", [feed.name])
     con.execute(f"DELETE FROM {PENDING_GROUPS} WHERE feed = ?", [feed.name])
     con.execute(f"DELETE FROM {PENDING_FILES} WHERE feed = ?", [feed.name])
@@ -370,3 +393,4 @@ def export_due(con: duckdb.DuckDBPyConnection, feed: Feed, paths: list) -> bool:
 def export_done(con: duckdb.DuckDBPyConnection, feed: Feed) -> None:
     """The feed's warehouse files match the working copy (called after they were written)."""
     con.execute(f"DELETE FROM {PENDING_EXPORTS} WHERE feed = ?", [feed.name])
+    con.execute(f"DELETE FROM {PENDING_MONTHS} WHERE feed = ?", [feed.name])

@@ -1,15 +1,34 @@
-"""The validated feeds' files in the warehouse: valid rows, quarantine and month fingerprints."""
+"""The validated feeds' files in the warehouse: valid rows, quarantine and month fingerprints.
+
+A feed stored by month (`MONTHLY_FEEDS`: games) has one file per month with valid rows,
+`validated/<feed>/YYYY-MM.parquet`; an export rewrites only the months validation queued (those
+the changed groups left and those they entered) and the months whose file is missing, and
+deletes the files of months left without rows. A warehouse of the older one-file layout
+(`validated/<feed>.parquet`) is rewritten by month at its next ingest, and the old file removed.
+"""
 from __future__ import annotations
 
+import datetime as dt
+import logging
+
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from pipeline.core.feed_spec import EVENT_RESULTS, GAMES, Feed
-from pipeline.ingest.deliveries import export_done, export_due
-from pipeline.ingest.fingerprints import fingerprints_path, write_month_fingerprints
+from pipeline.core.months import Month
+from pipeline.ingest.deliveries import export_done, export_due, pending_months
+from pipeline.ingest.fingerprints import fingerprints_path, month_fingerprints, write_month_fingerprints
 from pipeline.ingest.validation import QUARANTINE_TABLE
 from pipeline.warehouse.sql import quote_ident
-from pipeline.warehouse.store import Warehouse, atomic_write_parquet, export_parquet
+from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_parquet, export_parquet
+
+log = logging.getLogger(__name__)
+
+# Rows fetched from DuckDB at a time while month files are written: a month is held whole, the
+# history never is.
+EXPORT_BATCH_ROWS = 1 << 18
+EPOCH = dt.date(1970, 1, 1)
 
 # The validated feed after which each rated feed kind is complete: its month fingerprints are written then.
 FINGERPRINTED = {GAMES.name: "games", EVENT_RESULTS.name: "events"}
@@ -17,18 +36,26 @@ FINGERPRINTED = {GAMES.name: "games", EVENT_RESULTS.name: "events"}
 
 def feed_files(warehouse: Warehouse, feed: Feed) -> list:
     """The warehouse files written from a validated feed."""
-    files = [warehouse.validated(feed.name), warehouse.quarantine(feed.name)]
+    files = [warehouse.quarantine(feed.name)]
+    if feed.name not in MONTHLY_FEEDS:
+        files.append(warehouse.validated(feed.name))
     if feed.name in FINGERPRINTED:
         files.append(fingerprints_path(warehouse, FINGERPRINTED[feed.name]))
     return files
 
 
-def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed) -> None:
-    """Write the valid rows and the feed's quarantine to the warehouse as Parquet, in a canonical
-    order (every column breaks ties), so that the same rows give the same bytes."""
+def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed,
+                months: list[Month] | None = None) -> None:
+    """Write the valid rows (of `months`, for a feed stored by month) and the feed's quarantine
+    to the warehouse as Parquet, in a canonical order (every column breaks ties), so that the same
+    rows give the same bytes."""
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
     order = ", ".join(quote_ident(k) for k in feed.key)
-    export_parquet(con, warehouse, f"SELECT {columns} FROM {feed.name} ORDER BY {order}", warehouse.validated(feed.name))
+    if feed.name in MONTHLY_FEEDS:
+        write_months(con, warehouse, feed, months or [])
+    else:
+        export_parquet(con, warehouse, f"SELECT {columns} FROM {feed.name} ORDER BY {order}",
+                       warehouse.validated(feed.name))
     # Through Arrow with every column nullable: DuckDB's COPY marks a column required when its
     # table's statistics see no null, so the file's schema would change with its rows (and with
     # rows deleted before). Quarantines are small.
@@ -42,10 +69,89 @@ def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed
 def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed) -> bool:
     """Write the feed's files if its rows changed since they were written (or one is missing);
     returns whether it did. A run with nothing new leaves them untouched."""
-    if not export_due(con, feed, feed_files(warehouse, feed)):
+    monthly = feed.name in MONTHLY_FEEDS
+    every_month, missing = months_to_mend(warehouse, feed) if monthly else (False, [])
+    if not (every_month or missing or export_due(con, feed, feed_files(warehouse, feed))):
         return False
-    export_feed(con, warehouse, feed)
+    months = None
+    if monthly:
+        present = months_with_rows(con, feed)
+        if every_month:
+            months = present
+        else:
+            on_disk = set(warehouse.validated_months(feed.name))
+            months = sorted({*(Month.of(d) for d in pending_months(con, feed)),
+                             *(on_disk - set(present)), *(set(present) - on_disk)})
+    export_feed(con, warehouse, feed, months)
+    if monthly and warehouse.validated(feed.name).exists():
+        # After the months: until it goes, readers take the old file whole (consistent with the
+        # old fingerprints), and after it they take the months.
+        warehouse.validated(feed.name).unlink()
+        log.warning("validated %s rewritten by month (validated/%s/YYYY-MM.parquet); the one-file layout "
+                    "of an older version, validated/%s.parquet, was removed", feed.name, feed.name, feed.name)
     if feed.name in FINGERPRINTED:
-        write_month_fingerprints(con, warehouse, FINGERPRINTED[feed.name])
+        kind = FINGERPRINTED[feed.name]
+        # Only the months rewritten, when the rest of the file can be kept.
+        write_month_fingerprints(con, warehouse, kind, months if monthly and not every_month else None)
     export_done(con, feed)
     return True
+
+
+def months_to_mend(warehouse: Warehouse, feed: Feed) -> tuple[bool, list[Month]]:
+    """For a feed stored by month: whether every month must be written (the older layout, or no
+    fingerprints to know the months by), else the months the fingerprints list without a file."""
+    if warehouse.validated(feed.name).exists() or not fingerprints_path(warehouse, feed.name).exists():
+        return True, []
+    on_disk = set(warehouse.validated_months(feed.name))
+    return False, sorted(set(month_fingerprints(warehouse, feed.name)) - on_disk)
+
+
+def months_with_rows(con: duckdb.DuckDBPyConnection, feed: Feed) -> list[Month]:
+    date = quote_ident(MONTHLY_FEEDS[feed.name])
+    rows = con.execute(f"SELECT DISTINCT date_trunc('month', {date}) FROM {quote_ident(feed.name)} "
+                       f"WHERE {date} IS NOT NULL ORDER BY 1").fetchall()
+    return [Month.of(d) for (d,) in rows]
+
+
+def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed, months: list[Month]) -> None:
+    """Write the file of each month given from the feed's valid rows (key order), and delete the
+    file of each given month that has none. Through Arrow, one month at a time, with every column
+    nullable and in one chunk: the same rows give the same bytes whichever run writes them."""
+    if not months:
+        return
+    date = quote_ident(MONTHLY_FEEDS[feed.name])
+    columns = ", ".join(quote_ident(c) for c in feed.column_names)
+    order = ", ".join(quote_ident(k) for k in feed.key)
+    con.execute("CREATE OR REPLACE TEMP TABLE _export_months (month DATE)")
+    con.executemany("INSERT INTO _export_months VALUES (?)", [[m.first_day] for m in months])
+    reader = con.sql(
+        f"""SELECT {columns}, CAST(date_trunc('month', {date}) AS DATE) AS _month FROM {quote_ident(feed.name)}
+        WHERE {date} BETWEEN ? AND ? AND date_trunc('month', {date}) IN (SELECT month FROM _export_months)
+        ORDER BY _month, {order}""", params=[min(months).first_day, max(months).last_day]
+    ).to_arrow_reader(EXPORT_BATCH_ROWS)  # the range lets DuckDB skip the row groups of other months
+    written: set[Month] = set()
+    held: list[pa.RecordBatch] = []
+    current: Month | None = None
+
+    def flush() -> None:
+        if current is not None and held:
+            table = pa.Table.from_batches(held).drop_columns(["_month"]).combine_chunks()
+            atomic_write_parquet(warehouse.validated_month(feed.name, current), table)
+            written.add(current)
+
+    for batch in reader:
+        if batch.num_rows == 0:
+            continue
+        days = batch.column(batch.schema.get_field_index("_month")).cast(pa.int32()).to_numpy(zero_copy_only=False)
+        starts = [0, *(np.flatnonzero(np.diff(days)) + 1).tolist()]
+        for lo, hi in zip(starts, [*starts[1:], len(days)]):
+            month = Month.of(EPOCH + dt.timedelta(days=int(days[lo])))
+            if month != current:
+                flush()
+                held, current = [], month
+            held.append(batch.slice(lo, hi - lo))
+    flush()
+    for month in months:
+        if month not in written:
+            warehouse.validated_month(feed.name, month).unlink(missing_ok=True)
+    con.execute("DROP TABLE _export_months")

@@ -13,21 +13,25 @@ import duckdb
 from pipeline.core.months import Month, month_range
 from pipeline.warehouse.store import Warehouse, file_location
 
-# Over the validated tables (named `games`, `events`, `event_results`); run once per ingest.
+# Over the validated tables (named `games`, `events`, `event_results`); run once per ingest. The
+# games' months may be limited to those an ingest rewrote ({where}); the other months keep theirs.
 GAMES_SQL = """
 SELECT year(finished_on) AS year, month(finished_on) AS month, count(*) AS rows,
        bit_xor(hash(game_id, site, variant, supply_centres, finished_on, rated, power, player_id,
                     player_name, original_player_id, replacement_denies, result, centres, eliminated_year,
                     multi_site)) AS hash
-FROM games GROUP BY 1, 2 ORDER BY 1, 2
+FROM games {where} GROUP BY 1, 2 ORDER BY 1, 2
 """
+# The range first (parameters: its first and last day) lets DuckDB skip the row groups of other months.
+OF_MONTHS = ("WHERE finished_on BETWEEN ? AND ? "
+             "AND date_trunc('month', finished_on) IN (SELECT month FROM _fingerprint_months)")
 EVENTS_SQL = """
 SELECT year(e.end_date) AS year, month(e.end_date) AS month, count(*) AS rows,
        bit_xor(hash(e.event_id, e.name, e.start_date, e.end_date, e.rounds, e.num_players,
                     e.is_world_championship, r.player_id, r.player_name, r.nationality, r.placement)) AS hash
 FROM event_results r JOIN events e USING (event_id) GROUP BY 1, 2 ORDER BY 1, 2
 """
-FEED_SQL = {"games": GAMES_SQL, "events": EVENTS_SQL}
+FEED_SQL = {"games": GAMES_SQL.format(where=""), "events": EVENTS_SQL}
 REGISTRY_SQL = "SELECT count(*), bit_xor(hash(player_id, name, country)) FROM read_parquet(?)"
 
 
@@ -35,13 +39,33 @@ def fingerprints_path(warehouse: Warehouse, feed: str):
     return warehouse.root / "validated" / f"{feed}_month_fingerprints.parquet"
 
 
-def write_month_fingerprints(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: str) -> None:
+def write_month_fingerprints(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: str,
+                             months: list[Month] | None = None) -> None:
     """Compute a feed kind's month fingerprints from the validated tables and store them beside them,
-    so that rating runs read a few hundred rows instead of hashing the whole history again."""
-    from pipeline.warehouse.store import atomic_write_parquet
+    so that rating runs read a few hundred rows instead of hashing the whole history again.
 
-    table = con.sql(FEED_SQL[feed]).to_arrow_table()
-    atomic_write_parquet(fingerprints_path(warehouse, feed), table)
+    With `months` (games only), only those months are hashed again and the stored file keeps the
+    others' rows: each month's fingerprint depends on its own rows alone, so the file is the same
+    as one computed over everything."""
+    from pipeline.warehouse.store import atomic_write_parquet, read_parquet
+
+    path = fingerprints_path(warehouse, feed)
+    if months is None or not path.exists():
+        table = con.sql(FEED_SQL[feed]).to_arrow_table()
+    else:
+        if not months:
+            return
+        con.execute("CREATE OR REPLACE TEMP TABLE _fingerprint_months (month DATE)")
+        con.executemany("INSERT INTO _fingerprint_months VALUES (?)", [[m.first_day] for m in months])
+        con.register("_stored_fingerprints", read_parquet(path))  # read whole first: it is replaced below
+        table = con.sql(
+            f"""SELECT * FROM _stored_fingerprints WHERE make_date(year, month, 1)
+                    NOT IN (SELECT month FROM _fingerprint_months)
+                UNION ALL ({GAMES_SQL.format(where=OF_MONTHS)})
+                ORDER BY year, month""", params=[min(months).first_day, max(months).last_day]).to_arrow_table()
+        con.unregister("_stored_fingerprints")
+        con.execute("DROP TABLE _fingerprint_months")
+    atomic_write_parquet(path, table)
 
 
 def month_fingerprints(warehouse: Warehouse, feed: str) -> dict[Month, str]:

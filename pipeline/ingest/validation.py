@@ -16,7 +16,7 @@ from pipeline.ingest.deliveries import (
 )
 from pipeline.ingest.staging import FileProblem, SkippedEntry, outside_feed_folders, typed_table
 from pipeline.warehouse.sql import quote_ident
-from pipeline.warehouse.store import Warehouse
+from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse
 from schemas.feed_common import BAD_TYPE
 from schemas.event_results import EventResultsFeed
 from schemas.events import EventsFeed
@@ -302,7 +302,7 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
         SELECT {columns}, _source_file, _source_line FROM {candidates} c
         ANTI JOIN _quarantined q ON q.row_id = c._row_id"""
     )
-    if deleted:
+    if deleted and feed.name not in MONTHLY_FEEDS:  # those are written through Arrow, all columns nullable
         refresh_statistics(con, feed.name)
     con.execute(f"DROP TABLE {candidates}")
     # Done last: a crash before this point leaves the work queued, and doing it again is harmless.

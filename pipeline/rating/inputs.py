@@ -38,10 +38,11 @@ def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> 
     con = warehouse.scan()
     try:
         if feed == "games":
-            path = warehouse.validated("games")
-            if not path.exists():
+            # Only the months wanted are opened (validated games are stored by month).
+            files = [file_location(p) for p in warehouse.validated_files("games", first, last)]
+            if not files:
                 return GAME_COLUMNS.empty_table()
-            table = con.sql(GAMES_SQL, params=[file_location(path), first.first_day, last.last_day]).to_arrow_table()
+            table = con.sql(GAMES_SQL, params=[files, first.first_day, last.last_day]).to_arrow_table()
             return merged_powers(table.cast(GAME_COLUMNS))
         results, events = warehouse.validated("event_results"), warehouse.validated("events")
         if not (results.exists() and events.exists()):
@@ -79,10 +80,11 @@ def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
     con = warehouse.scan()
     bounds: dict[str, tuple[Month, Month] | None] = {"games": None, "events": None}
     try:
-        games = warehouse.validated("games")
-        if games.exists():
+        games = warehouse.validated_files("games")
+        if games:
+            # The first and the last file hold the extremes (files are months, oldest first).
             lo, hi = con.execute("SELECT min(finished_on), max(finished_on) FROM read_parquet(?)",
-                                 [file_location(games)]).fetchall()[0]
+                                 [[file_location(games[0]), file_location(games[-1])]]).fetchall()[0]
             if lo is not None:
                 bounds["games"] = (Month.of(lo), Month.of(hi))
         results, events = warehouse.validated("event_results"), warehouse.validated("events")

@@ -99,10 +99,10 @@ def list_starts(warehouse: Warehouse, feeds: dict[str, str]) -> list[ListStart]:
 
 def _results_until(warehouse: Warehouse, feed: str, day) -> int:
     if feed == "games":
-        games = warehouse.validated("games")
-        if not games.exists():
+        games = [file_location(p) for p in warehouse.validated_files("games", last=Month.of(day))]
+        if not games:
             return 0
-        return warehouse.query(BEFORE_SQL["games"], [file_location(games), day])[0][0]
+        return warehouse.query(BEFORE_SQL["games"], [games, day])[0][0]
     results, events = warehouse.validated("event_results"), warehouse.validated("events")
     if not (results.exists() and events.exists()):
         return 0

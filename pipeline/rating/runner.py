@@ -97,6 +97,11 @@ def first_stale_month(system: RatingSystem, warehouse: Warehouse, config_key: st
     for month, fingerprint in chain.items():
         if manifest.get(str(month)) != fingerprint or not warehouse.rankings(system.name, month).exists():
             return month
+    # A run from scratch to the end of the data leaves a checkpoint of that month; a range that
+    # shrank (the last month's data removed) ends on a month that may have none: it is computed
+    # again to write it. A run bounded earlier (`--to`) leaves the months after its bound alone.
+    if chain and last == data_last and not warehouse.checkpoint(system.name, last).exists():
+        return last
     return None
 
 

@@ -171,7 +171,7 @@ class NameBook:
         wanted = pc.field("player_id").isin(sorted(ids))
         found: list[tuple] = []
         if self.feed == "games":
-            table = read_filtered([self.warehouse.validated("games")], wanted,
+            table = read_filtered(self.warehouse.validated_files("games"), wanted,
                                   ["player_id", "player_name", "finished_on", "game_id", "power"])
             if table is not None:
                 found = [(r["finished_on"], r["game_id"], r["power"], r["player_id"], r["player_name"])
@@ -350,7 +350,7 @@ def game_results(warehouse: Warehouse, game_id: str, history: list[dict]) -> dic
     """Each player's pairwise results (score, opponent's rating) rebuilt from the validated game, else None."""
     # None when the game rows are gone or do not agree with the history; the finish-order rules
     # are the system's own, so the rebuilt results are the ones it rated.
-    table = read_filtered([warehouse.validated("games")], pc.field("game_id") == game_id)
+    table = read_filtered(warehouse.validated_files("games"), pc.field("game_id") == game_id)
     if table is None or table.num_rows == 0:
         return None
     rows = sorted(table.to_pylist(), key=lambda r: r["power"])
@@ -387,7 +387,7 @@ def result_list(results: list[tuple[float, int]]) -> str:
 def diwz_history_of_game(warehouse: Warehouse, game_id: str) -> list[dict]:
     """The game's DiWZ history rows: from the month the validated feed dates it in, else any month."""
     months = warehouse.written_months("history", "diwz")
-    games = read_filtered([warehouse.validated("games")], pc.field("game_id") == game_id, ["finished_on", "rated"])
+    games = read_filtered(warehouse.validated_files("games"), pc.field("game_id") == game_id, ["finished_on", "rated"])
     if games is not None and games.num_rows:
         finished, rated = games.column("finished_on")[0].as_py(), games.column("rated")[0].as_py()
         if not rated:

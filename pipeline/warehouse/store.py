@@ -33,6 +33,11 @@ def quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     given at connect time as a global option), so every connection the project opens goes here."""
     con.execute("SET enable_progress_bar = false")
     return con
+
+
+# Validated feeds stored one file per month of this date column (`validated/<feed>/YYYY-MM.parquet`),
+# so that a delivery rewrites only the months it changes; the other feeds are small and stay whole.
+MONTHLY_FEEDS = {"games": "finished_on"}
 PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics=True,
                        use_dictionary=True, data_page_version="2.0")
 
@@ -195,7 +200,30 @@ class Warehouse:
             con.close()
 
     def validated(self, feed: str) -> Path:
+        """The validated feed's one file; for a feed stored by month (`MONTHLY_FEEDS`), the file an
+        older layout kept, which only `validated_files` and the export that replaces it read."""
         return self.root / "validated" / f"{feed}.parquet"
+
+    def validated_month(self, feed: str, month: Month) -> Path:
+        """One month of a feed stored by month: the valid rows dated in that month."""
+        return self.root / "validated" / feed / f"{month}.parquet"
+
+    def validated_months(self, feed: str) -> list[Month]:
+        """Months that have a file of a feed stored by month, oldest first."""
+        folder = self.root / "validated" / feed
+        if not folder.is_dir():
+            return []
+        return sorted(Month.parse(p.stem) for p in folder.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9].parquet"))
+
+    def validated_files(self, feed: str, first: Month | None = None, last: Month | None = None) -> list:
+        """The files holding a validated feed's rows (of the months first..last, for a feed stored
+        by month). A warehouse still in the older one-file layout (its ingest has not run since)
+        is read from that file, which callers filter by date anyway."""
+        single = self.validated(feed)
+        if feed not in MONTHLY_FEEDS or single.exists():
+            return [single] if single.exists() else []
+        return [self.validated_month(feed, m) for m in self.validated_months(feed)
+                if (first is None or m >= first) and (last is None or m <= last)]
 
     def quarantine(self, feed: str) -> Path:
         return self.root / "quarantine" / f"{feed}.parquet"
