@@ -55,6 +55,7 @@ def games_table(n_games: int, n_players: int, years: int, seed: int = 2024, end_
     table = generate.games_table(gen, pool, days, ids, variants=SEVEN_POWER_VARIANTS)
     denied = pc.and_(table.column("replacement_denies"), pc.is_valid(table.column("original_player_id")))
     responsible = pc.if_else(denied, table.column("original_player_id"), table.column("player_id"))
+    table = table.append_column("multi_site", pa.array(np.zeros(table.num_rows, np.bool_)))
     table = table.append_column("responsible_player_id", responsible)
     table = table.sort_by([("finished_on", "ascending"), ("game_id", "ascending"), ("power", "ascending")])
     return table.select(GAME_COLUMNS.names).cast(GAME_COLUMNS)

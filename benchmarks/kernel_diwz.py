@@ -47,6 +47,8 @@ def games_table_from_feed(folder: str | Path) -> pa.Table:
     """The games feed files of a folder as the table a game system is handed (GAME_COLUMNS,
     responsible player added, sorted by finished_on, game_id, power)."""
     table = pa.concat_tables(pq.read_table(path) for path in sorted(Path(folder).glob("*.parquet")))
+    if "multi_site" not in table.column_names:  # generated feeds leave the optional column out
+        table = table.append_column("multi_site", pa.array([False] * table.num_rows, pa.bool_()))
     denies = pc.and_(pc.fill_null(table["replacement_denies"], False), pc.is_valid(table["original_player_id"]))
     table = table.append_column("responsible_player_id", pc.if_else(denies, table["original_player_id"], table["player_id"]))
     return table.sort_by([("finished_on", "ascending"), ("game_id", "ascending"), ("power", "ascending")]).cast(GAME_COLUMNS)
