@@ -426,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
                                                            ["peak memory (all processes)", f"{big.peak_mib:,.0f} MiB"]]
                                     + [[f"{s}: Dagster run / asset compute", f"{w:.1f} s / {c:.1f} s" if c else f"{w:.1f} s"]
                                        for s, (w, c) in system_times(big.output).items()]), ""]
+    else:
+        sections += ["## 4. The largest sites", "", "Not measured in this run (`--skip-largest`).", ""]
 
     text = "\n".join(sections)
     args.out.write_text(text)
