@@ -63,6 +63,12 @@ def _of(t, system: str):
     return (t.system == system).fill_null(False)
 
 
+def holds_for(t, system: str, rule) -> dict:
+    """A row check of one system's rows: `rule` holds, or cannot be judged (a null value, which
+    the required-value check reports), or the row is another system's."""
+    return rowwise(~_of(t, system) | rule.fill_null(True))
+
+
 class ListsFeed(delivered_rows(tuple(REQUIRED))):
     """Validated published lists: per system one `as_of`, every value in its system's range."""
 
@@ -141,65 +147,65 @@ class ListsFeed(delivered_rows(tuple(REQUIRED))):
     @pdi.dataframe_check(name=DIP_POUCH_RATING_RANGE)
     def dip_pouch_rating(cls, data):
         t = data.table
-        return rowwise(~_of(t, "dip_pouch") | ((t.rating >= 0) & (t.rating <= 100)).fill_null(True))
+        return holds_for(t, "dip_pouch", (t.rating >= 0) & (t.rating <= 100))
 
     @pdi.dataframe_check(name=DIP_POUCH_EVENTS)
     def dip_pouch_events(cls, data):
         t = data.table
-        return rowwise(~_of(t, "dip_pouch") | (t.events >= 1).fill_null(True))
+        return holds_for(t, "dip_pouch", t.events >= 1)
 
     @pdi.dataframe_check(name=CLUB_NOT_DECEMBER)
     def club_december(cls, data):
         t = data.table
-        return rowwise(~_of(t, "club") | t._as_of_december.fill_null(True))
+        return holds_for(t, "club", t._as_of_december)
 
     @pdi.dataframe_check(name=CLUB_RATING_NEGATIVE)
     def club_rating(cls, data):
         t = data.table
         # A NaN compares above every number in DuckDB; an infinite rating is no rating either.
-        return rowwise(~_of(t, "club") | ((t.rating >= 0) & (t.rating < float("inf"))).fill_null(True))
+        return holds_for(t, "club", (t.rating >= 0) & (t.rating < float("inf")))
 
     @pdi.dataframe_check(name=EAGLE_POINTS_MALFORMED)
     def eagle_points_decimal(cls, data):
         t = data.table
-        return rowwise(~_of(t, "eagle") | ~t._recent_malformed.fill_null(False))
+        return holds_for(t, "eagle", ~t._recent_malformed)
 
     @pdi.dataframe_check(name=EAGLE_TOO_MANY_POINTS)
     def eagle_at_most_ten(cls, data):
         t = data.table
-        return rowwise(~_of(t, "eagle") | (t._recent_count <= MAX_RECENT_POINTS).fill_null(True))
+        return holds_for(t, "eagle", t._recent_count <= MAX_RECENT_POINTS)
 
     @pdi.dataframe_check(name=EAGLE_GAMES_BELOW_POINTS)
     def eagle_games_cover_points(cls, data):
         t = data.table
-        return rowwise(~_of(t, "eagle") | (t.games >= t._recent_count).fill_null(True))
+        return holds_for(t, "eagle", t.games >= t._recent_count)
 
     @pdi.dataframe_check(name=DIWZ_RATING_NOT_WHOLE)
     def diwz_whole(cls, data):
         t = data.table
-        return rowwise(~_of(t, "diwz") | (t.rating == t.rating.floor()).fill_null(True))
+        return holds_for(t, "diwz", t.rating == t.rating.floor())
 
     @pdi.dataframe_check(name=DIWZ_RATING_RANGE)
     def diwz_range(cls, data):
         t = data.table
-        return rowwise(~_of(t, "diwz") | ((t.rating >= DIWZ_LOWEST) & (t.rating <= DIWZ_HIGHEST)).fill_null(True))
+        return holds_for(t, "diwz", (t.rating >= DIWZ_LOWEST) & (t.rating <= DIWZ_HIGHEST))
 
     @pdi.dataframe_check(name=DIWZ_EVALUATIONS_NEGATIVE)
     def diwz_evaluations(cls, data):
         t = data.table
-        return rowwise(~_of(t, "diwz") | (t.evaluations >= 0).fill_null(True))
+        return holds_for(t, "diwz", t.evaluations >= 0)
 
     @pdi.dataframe_check(name=DIWZ_UNEVALUATED_NOT_1600)
     def diwz_unevaluated_1600(cls, data):
         t = data.table
-        return rowwise(~_of(t, "diwz") | ((t.evaluations != 0) | (t.rating == DIWZ_UNEVALUATED)).fill_null(True))
+        return holds_for(t, "diwz", (t.evaluations != 0) | (t.rating == DIWZ_UNEVALUATED))
 
     @pdi.dataframe_check(name=DIWZ_EVALUATED_UNDATED)
     def diwz_dated(cls, data):
         t = data.table
-        return rowwise(~_of(t, "diwz") | ((t.evaluations <= 0) | t.last_evaluated.notnull()).fill_null(True))
+        return holds_for(t, "diwz", (t.evaluations <= 0) | t.last_evaluated.notnull())
 
     @pdi.dataframe_check(name=DIWZ_UNEVALUATED_DATED)
     def diwz_undated(cls, data):
         t = data.table
-        return rowwise(~_of(t, "diwz") | ((t.evaluations != 0) | t.last_evaluated.isnull()).fill_null(True))
+        return holds_for(t, "diwz", (t.evaluations != 0) | t.last_evaluated.isnull())

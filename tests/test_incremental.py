@@ -395,33 +395,37 @@ def starting_raw(raw: Path) -> dict:
     return state
 
 
-@pytest.fixture(scope="module")
-def ingested_only(tmp_path_factory) -> Iterator[tuple[Path, dict]]:
-    """The starting raw folder and its ingest (no rating), made once: each sequence starts from a copy."""
-    folder = Path(tempfile.mkdtemp(dir=FAST_TMP)) if FAST_TMP else tmp_path_factory.mktemp("ingested_only")
+def starting_folder(tmp_path_factory, name: str, prepare) -> Iterator[tuple[Path, dict]]:
+    """The starting raw folder with `prepare(raw, warehouse)` done on it, made once per module:
+    each sequence starts from a copy."""
+    folder = Path(tempfile.mkdtemp(dir=FAST_TMP)) if FAST_TMP else tmp_path_factory.mktemp(name)
     state = starting_raw(folder / "raw")
-    ingest(folder / "raw", folder / "w")
+    prepare(folder / "raw", folder / "w")
     yield folder, state
     if FAST_TMP:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ingested_only(tmp_path_factory) -> Iterator[tuple[Path, dict]]:
+    """The starting raw folder and its ingest (no rating)."""
+    yield from starting_folder(tmp_path_factory, "ingested_only", ingest)
 
 
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory) -> Iterator[tuple[Path, dict]]:
-    """A raw folder of a few deliveries (a split game, a correction, an event) and a whole run on
-    it, made once: each sequence starts from a copy."""
-    folder = Path(tempfile.mkdtemp(dir=FAST_TMP)) if FAST_TMP else tmp_path_factory.mktemp("ingested")
-    state = starting_raw(folder / "raw")
-    whole_run(folder / "raw", folder / "w")
-    yield folder, state
-    if FAST_TMP:
-        shutil.rmtree(folder, ignore_errors=True)
+    """The starting raw folder and a whole run on it."""
+    yield from starting_folder(tmp_path_factory, "ingested", whole_run)
+
+
+# One to two steps of one to three deliveries, each with its own random seed.
+DELIVERY_STEPS = st.lists(st.lists(st.tuples(st.sampled_from(DELIVERIES), st.integers(0, 2**32)), min_size=1, max_size=3),
+                          min_size=1, max_size=2)
 
 
 @settings(max_examples=INGEST_SEQUENCES, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(steps=st.lists(st.lists(st.tuples(st.sampled_from(DELIVERIES), st.integers(0, 2**32)), min_size=1, max_size=3),
-                      min_size=1, max_size=2))
+@given(steps=DELIVERY_STEPS)
 def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested_only, steps):
     """After every step of one to three deliveries, incremental ingest leaves the same files, bytes
     and tables as an ingest from scratch (in process, at the ingest level: the systems read only
@@ -440,8 +444,7 @@ def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested_only,
 # each shrinking attempt costs two whole runs.
 @settings(max_examples=SEQUENCES, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(steps=st.lists(st.lists(st.tuples(st.sampled_from(DELIVERIES), st.integers(0, 2**32)), min_size=1, max_size=3),
-                      min_size=1, max_size=2))
+@given(steps=DELIVERY_STEPS)
 def test_any_sequence_of_deliveries_equals_a_run_from_scratch(ingested, steps):
     """After every step of one to three deliveries (new files, corrections, in-place edits, removed
     files, games moved across months and years, the last month of data removed, the first month

@@ -21,7 +21,7 @@ from tests.fixtures.diwz_cases import SEED_ONE_RATINGS, seed_table_one_rows
 from tests.fixtures.rows import power_row
 from tests.support import make_raw, rankings, write_csv
 from tests.test_cli import diprank
-from tests.test_validation import GOOD_GAME, bad_game, validate_folder
+from tests.test_validation import GOOD_GAME, validate_folder
 
 # --- validation -----------------------------------------------------------------------------
 
