@@ -419,11 +419,14 @@ def main(argv: list[str] | None = None) -> int:
         big_raw, big_generated = generate(largest, "largest", seed=3)
         big_wh = fresh(WORK / "wh_largest")
         big = diprank_run(big_raw, big_wh)
+        big_noop = diprank_run(big_raw, big_wh)
         sections += ["## 4. The largest sites", "",
                      f"`diprank run` on {largest.games:,} games ({largest.players:,} players, {largest.events:,} events, "
-                     f"{largest.years} years; generated in {big_generated:.1f} s).", "",
+                     f"{largest.years} years; generated in {big_generated:.1f} s), then again with nothing new.", "",
                      markdown_table(["measure", "value"], [["wall time", f"{big.wall:.1f} s"],
-                                                           ["peak memory (all processes)", f"{big.peak_mib:,.0f} MiB"]]
+                                                           ["peak memory (all processes)", f"{big.peak_mib:,.0f} MiB"],
+                                                           ["run with nothing new (ratio to the sample's, section 3)",
+                                                            f"{big_noop.wall:.1f} s ({big_noop.wall / sample_noop:.2f}×)"]]
                                     + [[f"{s}: Dagster run / asset compute", f"{w:.1f} s / {c:.1f} s" if c else f"{w:.1f} s"]
                                        for s, (w, c) in system_times(big.output).items()]), ""]
     else:

@@ -1,13 +1,21 @@
 """The one-query rule evaluation finds, row by row, exactly what Pandera's own engine finds."""
 from __future__ import annotations
 
+import datetime as dt
+import random
+from collections import Counter
+
 import duckdb
 import ibis
 import pandera.ibis as pdi
+import pyarrow as pa
+import pytest
 
 from pipeline.ingest.validation import (
     FEED_MODELS, VALIDATION_ORDER, candidates_sql, failing_rows, ingest_feed, scope_tables, validate_feed,
 )
+from pipeline.systems.registry import SYSTEM_NAMES, system_class
+from schemas.engine import NOT_NULLABLE, rule_failures
 from tests.support import make_raw
 from tests.test_lists import GOOD_LISTS, LIST_CASES, MULTI_SITE_CASES, multi_site_game
 from tests.test_validation import (
@@ -74,3 +82,43 @@ def test_one_query_finds_what_pandera_finds(tmp_path):
     }
     for feed, reasons in expected.items():
         assert reasons <= compared[feed], (feed, reasons - compared[feed])
+
+
+# Values that break some rule of some output model, by Arrow type, with null among them.
+MESSY_VALUES = {"int64": [None, -1, 0, 1, 2, 3, 5], "float64": [None, -1.0, 0.0, 0.5, 3.0, 1600.0, 1600.5],
+                "string": [None, "a", "1600-0", "1600-1"], "boolean": [None, True, False],
+                "date": [None, dt.date(2020, 1, 31)]}
+ARROW = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string(), "boolean": pa.bool_(), "date": pa.date32()}
+
+
+def by_rule(failures: list[tuple[str, str | None]]) -> tuple[Counter, set]:
+    """Failing rows per rule (without its arguments or column), and the columns that held a null."""
+    counts, nulls = Counter(), set()
+    for rule, column in failures:
+        if rule.startswith(NOT_NULLABLE):
+            nulls.add(column)
+        else:
+            counts[rule.split("(")[0]] += 1
+    return counts, nulls
+
+
+@pytest.mark.parametrize("system", SYSTEM_NAMES)
+@pytest.mark.parametrize("table", ["rankings", "history"])
+def test_one_query_finds_what_pandera_finds_in_outputs(system, table):
+    """Every output model over a table of messy values: the same failures per rule (Pandera reports a
+    column's nulls once, the one query row by row)."""
+    model = getattr(system_class(system), f"{table}_model")
+    schema = pa.schema([(name, ARROW[str(column.dtype)]) for name, column in model.to_schema().columns.items()])
+    rng = random.Random(1)
+    rows = pa.Table.from_pylist([{f.name: rng.choice(MESSY_VALUES[str(model.to_schema().columns[f.name].dtype)])
+                                  for f in schema} for _ in range(300)], schema=schema)
+    con = duckdb.connect()
+    con.register("messy", rows)
+    ours = by_rule([(rule, rule[len(NOT_NULLABLE) + 1:-1] if rule.startswith(NOT_NULLABLE) else None)
+                    for _, rules in rule_failures(con, model, "messy", []) for rule in rules])
+    with pytest.raises(pdi.errors.SchemaErrors) as raised:
+        model.validate(ibis.duckdb.from_connection(con).table("messy"), lazy=True)
+    cases = raised.value.failure_cases
+    theirs = by_rule([(check, column) for check, column in zip(cases["check"], cases["column"])])
+    assert ours == theirs
+    assert ours[0] and ours[1], "the messy values must break rules and nulls to compare anything"

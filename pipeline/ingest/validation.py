@@ -4,14 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import functools
-import operator
-
 import duckdb
-import ibis
-import pandera.ibis as pdi
-from pandera.api.ibis.types import IbisData
-from pandera.config import ValidationDepth, config_context
 
 from pipeline.core.feed_spec import (
     EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
@@ -22,6 +15,7 @@ from pipeline.ingest.deliveries import (
 from pipeline.ingest.staging import FileProblem, SkippedEntry, outside_feed_folders, typed_table
 from pipeline.warehouse.sql import quote_ident
 from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse
+from schemas.engine import NOT_NULLABLE, rule_failures
 from schemas.feed_common import BAD_TYPE
 from schemas.event_results import EventResultsFeed
 from schemas.events import EventsFeed
@@ -40,7 +34,6 @@ FEED_MODELS = {
 QUARANTINE_TABLE = "quarantine"
 CORRECTIONS_TABLE = "corrections"
 SKIPPED_TABLE = "raw_skipped"  # what the raw folder holds but a run does not read
-NOT_NULLABLE = "not_nullable"
 
 
 @dataclass
@@ -209,51 +202,11 @@ def candidates_sql(feed: Feed) -> str:
     return f"SELECT * FROM {typed} WHERE NOT _replaced AND {in_scope(feed)}"
 
 
-def failing_expression(check, table, column: str | None = None):
-    """SQL boolean of one Pandera check: true where a row fails it. A null outcome passes, as in
-    Pandera's own evaluation (its failure cases filter on the check's negation)."""
-    if check.element_wise:
-        raise TypeError(f"check {check.name!r}: element-wise checks run in Python, not in one SQL pass")
-    outcome = check._check_fn(IbisData(table, column), **check._check_kwargs)
-    if isinstance(outcome, dict):  # `rowwise`: a mapping of boolean columns, all must hold
-        outcome = functools.reduce(operator.and_, outcome.values())
-    if not isinstance(outcome, ibis.expr.types.BooleanColumn):
-        raise TypeError(f"check {check.name!r}: returns {type(outcome).__name__}, not a boolean column per row")
-    return ~outcome.fill_null(True)
-
-
-def rule_outcomes(model, table) -> dict[str, object]:
-    """Every data rule of a feed model as a named failing-row expression: the model's checks (named
-    by their quarantine reason) and, for a column that takes no null, `not_nullable(<column>)`."""
-    schema = model.to_schema()
-    outcomes = {check.name: failing_expression(check, table) for check in schema.checks}
-    for name, column in schema.columns.items():
-        if not column.nullable:
-            outcomes[f"{NOT_NULLABLE}({name})"] = table[name].isnull()
-        for check in column.checks:
-            outcomes[check.name] = failing_expression(check, table, name)
-    return outcomes
-
-
 def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) -> dict[int, list[str]]:
-    """Row id -> failed rule names. Pandera validates the table's columns and types; the model's
-    data rules then run in DuckDB as one query, each a column of failures (Pandera's own engine
-    runs a query or three per rule, which costs a second an ingest whatever its size)."""
-    model = FEED_MODELS[feed.name]
-    table = ibis.duckdb.from_connection(con).table(candidates)
-    with config_context(validation_depth=ValidationDepth.SCHEMA_ONLY):
-        try:
-            model.validate(table, lazy=True)
-        except pdi.errors.SchemaErrors as errors:
-            raise RuntimeError(f"{feed.name}: the staged table does not match its model: {errors}") from None
-    outcomes = rule_outcomes(model, table)
-    names = list(outcomes)
-    any_failure = functools.reduce(operator.or_, outcomes.values())
-    query = table.filter(any_failure).select(table._row_id, *[outcomes[n].name(f"_rule_{i}") for i, n in enumerate(names)])
+    """Row id -> failed rule names, from the feed's Pandera model run in DuckDB (one query)."""
     failures: dict[int, list[str]] = {}
-    for row_id, *failed in con.execute(ibis.to_sql(query, dialect="duckdb")).fetchall():
-        rules = [name for name, hit in zip(names, failed) if hit]
-        broken = [r for r in rules if r.startswith(NOT_NULLABLE)]
+    for (row_id,), rules in rule_failures(con, FEED_MODELS[feed.name], candidates, ["_row_id"]):
+        broken = [rule for rule in rules if rule.startswith(NOT_NULLABLE)]
         if broken:
             # A lineage column without a value is a defect of ingest, not of the data.
             raise RuntimeError(f"{feed.name}: row {row_id} fails {', '.join(broken)}")

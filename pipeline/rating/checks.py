@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from pipeline.systems.base import RatingSystem
-from pipeline.warehouse.store import connect
+from pipeline.warehouse.store import scratch
 
 RANKS_CONTIGUOUS = "ranks_contiguous"
 ONE_ROW_PER_PLAYER = "one_row_per_player"
@@ -44,7 +44,7 @@ def check_tables(system: RatingSystem, rankings: pa.Table, history: pa.Table) ->
     if rankings.num_rows == 0:
         return no_outcomes("no rows")
     low, high = system.rating_bounds
-    con = connect(":memory:")
+    con = scratch()
     try:
         con.register("r", rankings)
         expected_rank = ("rank() OVER (PARTITION BY as_of ORDER BY rating DESC)" if system.ties_share_rank

@@ -4,18 +4,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-import ibis
-import pandera.ibis as pdi
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.rating.checks import CheckOutcome, check_tables, no_outcomes
 from pipeline.core.months import Month
-from pipeline.warehouse.store import Warehouse, atomic_write_parquet, quiet
+from pipeline.warehouse.store import Warehouse, atomic_write_parquet, scratch
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem
+from schemas.engine import ModelMismatch, rule_failures
 
 COMMON_HEAD = ["system", "as_of", "rank", "player_id", "player_name", "rating",
                "rank_change", "rating_change", "peak_rating"]
+
+
+FAILURES_SHOWN = 5  # rows named in the message of an output that breaks its model
 
 
 class OutputInvalid(RuntimeError):
@@ -113,26 +115,18 @@ def finalize_history(system: RatingSystem, out: MonthOutput) -> pa.Table:
 
 
 def validate_output(model, table: pa.Table, what: str, duckdb_config: dict[str, str] | None = None) -> None:
-    """Run the table's Pandera model in DuckDB; a failure is a defect, reported with its checks."""
-    if table.num_rows == 0:
-        # Nothing to check (and Pandera's null checks misreport on an empty table); the writer's
-        # schema still fixes the columns.
-        return
-    # A connection of its own, closed afterwards: tables registered with ibis's shared default
-    # connection stay referenced there for the life of the process (memory grew with every batch).
-    con = ibis.duckdb.connect(**(duckdb_config or {}))
-    quiet(con.con)
+    """Run the table's Pandera model in DuckDB; a failure is a defect, reported with examples."""
+    con = scratch(duckdb_config)
     try:
-        con.con.register("batch", table)  # the Arrow table itself, no copy
-        model.validate(con.table("batch"), lazy=True)
-    except pdi.errors.SchemaErrors as errors:
-        cases = errors.failure_cases
-        summary = "; ".join(
-            f"{check}: {case}" for check, case in list(zip(cases["check"], cases["failure_case"]))[:5]
-        )
-        raise OutputInvalid(f"{what} failed validation ({len(cases)} failures): {summary}") from None
+        con.register("batch", table)  # the Arrow table itself, no copy
+        failures = rule_failures(con, model, "batch", table.column_names, limit=FAILURES_SHOWN)
+    except ModelMismatch as mismatch:
+        raise OutputInvalid(f"{what} does not match its model: {mismatch}") from None
     finally:
-        con.disconnect()
+        con.close()
+    if failures:
+        shown = "; ".join(f"{', '.join(rules)}: {dict(zip(table.column_names, row))}" for row, rules in failures)
+        raise OutputInvalid(f"{what} failed validation (first {len(failures)} rows): {shown}")
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
 from pathlib import Path
 
 import duckdb
@@ -33,6 +34,23 @@ def quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     given at connect time as a global option), so every connection the project opens goes here."""
     con.execute("SET enable_progress_bar = false")
     return con
+
+
+_SCRATCH_DATABASES: dict[tuple, duckdb.DuckDBPyConnection] = {}
+_SCRATCH_LOCK = threading.Lock()
+
+
+def scratch(config: dict[str, str] | None = None) -> duckdb.DuckDBPyConnection:
+    """A new connection (close it after use) to this process's in-memory DuckDB database of that
+    configuration, for queries over files and Arrow tables. Opening a database costs about 12 ms,
+    a connection to an open one 0.3 ms, and a run makes a hundred such queries. Temporary tables
+    and registered Arrow tables belong to the connection; the database holds nothing else."""
+    key = (os.getpid(), *sorted((config or {}).items()))  # a forked worker opens its own
+    with _SCRATCH_LOCK:
+        database = _SCRATCH_DATABASES.get(key)
+        if database is None:
+            database = _SCRATCH_DATABASES[key] = connect(":memory:", config=dict(key[1:]))
+        return quiet(database.cursor())
 
 
 # Validated feeds stored one file per month of this date column (`validated/<feed>/YYYY-MM.parquet`),
@@ -184,11 +202,13 @@ class Warehouse:
         return self.root.fs if self.remote else None
 
     def scan(self) -> duckdb.DuckDBPyConnection:
-        """An in-memory DuckDB connection that can read the warehouse's files."""
+        """An in-memory DuckDB connection that can read the warehouse's files; close it after use."""
+        if not self.remote:
+            return scratch(self.duckdb_config)
+        # DuckDB reads object storage through the same fsspec filesystem as the writers: a
+        # database of its own, since a filesystem is registered with the database.
         con = connect(":memory:", config=self.duckdb_config)
-        if self.remote:
-            # DuckDB reads object storage through the same fsspec filesystem as the writers.
-            con.register_filesystem(self.root.fs)
+        con.register_filesystem(self.root.fs)
         return con
 
     def query(self, sql: str, parameters: list) -> list[tuple]:
