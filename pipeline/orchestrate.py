@@ -110,16 +110,20 @@ def dagster_instance(settings: Settings) -> DagsterInstance:
     return DagsterInstance.from_config(str(prepare_local_instance(Path(settings.dagster_home))))
 
 
-def run_job(settings: Settings, name: str, tags: dict[str, str] | None = None):
-    """Execute one job of the code location to completion; returns Dagster's result."""
+def run_job(settings: Settings, name: str, tags: dict[str, str] | None = None,
+            instance: DagsterInstance | None = None):
+    """Execute one job of the code location to completion on `instance` (else one opened for it);
+    returns Dagster's result."""
     # Reconstructable, so that executors running steps in other processes load the same job there,
     # built from these settings and the systems' first partitions as of now (after ingest, for a
     # rating job): they travel as the job's arguments.
     first_months = {system: str(month) for system, month in first_partitions(settings).items()}
     job = build_reconstructable_job("pipeline.definitions", "job_definition",
                                     reconstructable_args=(name, settings.environment(), first_months))
-    with dagster_instance(settings) as instance:
+    if instance is not None:
         return execute_job(job, instance=instance, run_config=QUIET_LOGS, tags=tags, raise_on_error=False)
+    with dagster_instance(settings) as opened:
+        return execute_job(job, instance=opened, run_config=QUIET_LOGS, tags=tags, raise_on_error=False)
 
 
 def failure_message(result) -> str:
@@ -135,10 +139,10 @@ def failure_message(result) -> str:
     return "the run failed"
 
 
-def ingest(settings: Settings, example_limit: int) -> IngestOutcome:
+def ingest(settings: Settings, example_limit: int, instance: DagsterInstance | None = None) -> IngestOutcome:
     """Stage and validate every delivery; the feed balance, the first quarantine entries and the
     first entries of the raw folder that were not read."""
-    result = run_job(settings, INGEST_JOB)
+    result = run_job(settings, INGEST_JOB, instance=instance)
     if not result.success:
         return IngestOutcome(failure=failure_message(result))
     warehouse = Warehouse.of(settings)
@@ -148,11 +152,11 @@ def ingest(settings: Settings, example_limit: int) -> IngestOutcome:
                          failed_checks=failed_checks(result), skipped_total=skipped_total, skipped=skipped)
 
 
-def rate_system(plan: Plan, settings: Settings) -> SystemRun:
+def rate_system(plan: Plan, settings: Settings, instance: DagsterInstance | None = None) -> SystemRun:
     """One system's range run, to completion."""
     started = time.perf_counter()
     result = run_job(settings, rating_job_name(plan.system),
-                     tags=range_tags(plan.first.partition_key, plan.last.partition_key))
+                     tags=range_tags(plan.first.partition_key, plan.last.partition_key), instance=instance)
     run = SystemRun(plan.system, plan.first, plan.last, len(month_range(plan.first, plan.last)),
                     time.perf_counter() - started)
     if not result.success:
@@ -173,7 +177,7 @@ def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool) -> Sys
     return rate_system(plan, settings)
 
 
-def rate_systems(plans: list[Plan], settings: Settings) -> Iterator[SystemRun]:
+def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstance | None = None) -> Iterator[SystemRun]:
     """Run the systems' range runs, side by side in separate processes when several cores are there.
 
     The systems write disjoint outputs and only read the validated feeds (each run holds its own
@@ -182,7 +186,7 @@ def rate_systems(plans: list[Plan], settings: Settings) -> Iterator[SystemRun]:
     at_once = min(settings.systems_at_once, len(plans))
     if at_once <= 1:
         for plan in plans:
-            yield rate_system(plan, settings)
+            yield rate_system(plan, settings, instance)
         return
     progress = bool(logging.getLogger(PROGRESS_LOGGER).handlers)
     # Spawned, not forked: the parent holds DuckDB and Arrow thread pools.

@@ -142,13 +142,25 @@ def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: 
                       strict: bool, systems: list[str] | None, say) -> int:
     """Ingest, validate and rate; print the summary. Returns the exit code."""
     from pipeline import orchestrate
+
+    # One Dagster instance for the command's runs in this process: opening one costs a tenth of a
+    # second and a check of its storage's schema.
+    with orchestrate.dagster_instance(settings) as instance:
+        return summarised_run(settings, warehouse, first, last, strict=strict, systems=systems, say=say,
+                              instance=instance)
+
+
+def summarised_run(settings: Settings, warehouse, first: Month | None, last: Month | None, *,
+                   strict: bool, systems: list[str] | None, say, instance) -> int:
+    """The run of `run_and_summarise`, its Dagster runs on `instance`."""
+    from pipeline import orchestrate
     from pipeline.rating.planning import plan_all
     from pipeline.rating.published import list_starts
 
     started = time.perf_counter()
     warehouse.remove_leftovers()
     say(f"ingest and validate {settings.raw_dir}")
-    ingest = orchestrate.ingest(settings, MAX_LISTED_PROBLEMS)
+    ingest = orchestrate.ingest(settings, MAX_LISTED_PROBLEMS, instance)
     say(f"  ingest and validation took {time.perf_counter() - started:.1f} s")
     if ingest.failure:
         print(f"diprank: ingest failed: {ingest.failure}")
@@ -180,7 +192,7 @@ def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: 
     todo = [p for p in plans if p.first is not None]
     for plan in todo:
         say(f"{plan.system}: {plan.first} … {plan.last}")
-    runs = {run.system: run for run in orchestrate.rate_systems(todo, settings)}
+    runs = {run.system: run for run in orchestrate.rate_systems(todo, settings, instance)}
     failed = [run for run in runs.values() if run.failure]
     for run in failed:
         print(f"diprank: {run.system} failed: {run.failure}")
