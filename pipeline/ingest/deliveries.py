@@ -343,20 +343,36 @@ def _queue(con, feed: Feed, numbers: list[int]) -> None:
 
 def _mark_repeated_keys(con, feed: Feed) -> None:
     """Set `_replaced` (a later file carries the key) and `_duplicate_in_file` on the rows of the
-    queued groups. A key with a missing part is never repeated (as in a join on the key)."""
+    queued groups. A key with a missing part is never repeated (as in a join on the key).
+
+    Only keys that occur more than once are looked at, and only rows whose flags change are
+    written: a first ingest of millions of rows, nearly all of them single, updates next to none.
+    """
     typed, group = f"typed_{feed.name}", quote_ident(GROUP_COLUMN[feed.name])
     key = ", ".join(quote_ident(k) for k in feed.key)
     complete = " AND ".join(f"{quote_ident(k)} IS NOT NULL" for k in feed.key)
+    scoped = f"{group} IN (SELECT grp FROM {PENDING_GROUPS} WHERE feed = ?)"
     con.execute(
-        f"""UPDATE {typed} t SET _duplicate_in_file = f.duplicate, _replaced = f.replaced
-        FROM (SELECT _row_id,
-                     {complete} AND count(*) OVER (PARTITION BY {key}, {SOURCE_FILE}) > 1 AS duplicate,
-                     {complete} AND {SOURCE_FILE} < max({SOURCE_FILE}) OVER (PARTITION BY {key}) AS replaced
-              FROM {typed}
-              WHERE {group} IN (SELECT grp FROM {PENDING_GROUPS} WHERE feed = ?)) f
-        WHERE t._row_id = f._row_id""",
+        f"""CREATE OR REPLACE TEMP TABLE _repeated AS
+        WITH candidates AS (SELECT _row_id, {key}, {SOURCE_FILE} FROM {typed} WHERE {scoped} AND {complete}),
+        repeated AS (SELECT {key} FROM candidates GROUP BY ALL HAVING count(*) > 1)
+        SELECT * FROM (
+            SELECT _row_id,
+                   count(*) OVER (PARTITION BY {key}, {SOURCE_FILE}) > 1 AS duplicate,
+                   {SOURCE_FILE} < max({SOURCE_FILE}) OVER (PARTITION BY {key}) AS replaced
+            FROM candidates SEMI JOIN repeated USING ({key}))
+        WHERE duplicate OR replaced""",
         [feed.name],
     )
+    con.execute(
+        f"""UPDATE {typed} SET _duplicate_in_file = false, _replaced = false
+        WHERE {scoped} AND (_duplicate_in_file OR _replaced) AND _row_id NOT IN (SELECT _row_id FROM _repeated)""",
+        [feed.name],
+    )
+    con.execute(
+        f"""UPDATE {typed} t SET _duplicate_in_file = r.duplicate, _replaced = r.replaced FROM _repeated r
+        WHERE t._row_id = r._row_id AND (t._duplicate_in_file <> r.duplicate OR t._replaced <> r.replaced)""")
+    con.execute("DROP TABLE _repeated")
 
 
 def _queue_months(con, feed: Feed) -> None:
