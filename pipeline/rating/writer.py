@@ -89,8 +89,8 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
     peak = pc.max_element_wise(*_aligned(ids, carry.peaks, "_peak"), rating, skip_nulls=True)
     name = pc.coalesce(*_aligned(ids, registry_table, "_registry_name"), *_aligned(ids, carry.names, "_name"))
     common = {
-        "system": pa.array([system.name] * n, pa.string()),
-        "as_of": pa.array([month.last_day] * n, pa.date32()),
+        "system": pa.repeat(pa.scalar(system.name, pa.string()), n),
+        "as_of": pa.repeat(pa.scalar(month.last_day, pa.date32()), n),
         "rank": rank,
         "player_id": keys["player_id"],
         "player_name": name,
@@ -111,7 +111,7 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
 def finalize_history(system: RatingSystem, out: MonthOutput) -> pa.Table:
     """History rows with the `system` column in front."""
     history = out.history
-    return history.add_column(0, "system", pa.array([system.name] * history.num_rows, pa.string()))
+    return history.add_column(0, "system", pa.repeat(pa.scalar(system.name, pa.string()), history.num_rows))
 
 
 def validate_output(model, table: pa.Table, what: str, duckdb_config: dict[str, str] | None = None) -> None:
