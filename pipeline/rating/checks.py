@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 
 from pipeline.systems.base import RatingSystem
@@ -63,7 +64,7 @@ def check_tables(system: RatingSystem, rankings: pa.Table, history: pa.Table) ->
             outcomes.append(CheckOutcome(name, not failing, len(failing), examples=[list(map(str, f)) for f in failing[:5]]))
         if history.num_rows:
             # Row order within a month is time order: the last row of a player is the latest.
-            con.register("h", history.append_column("_row", pa.array(range(history.num_rows), pa.int64())))
+            con.register("h", history.append_column("_row", pa.array(np.arange(history.num_rows, dtype=np.int64))))
             failing = con.execute(
                 """WITH last AS (
                      SELECT player_id, last_day(source_date) AS as_of, arg_max(rating_after, _row) AS after
