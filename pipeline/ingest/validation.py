@@ -245,7 +245,10 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
             FROM {candidates} c WHERE c._row_id = f.row_id AND c._cast_errors IS NOT NULL""",
             [BAD_TYPE, BAD_TYPE],
         )
-    if feed is GAMES:
+    if not failures:
+        # Nothing failed: nothing to quarantine (and no scan of the candidates to find it out).
+        con.execute("CREATE OR REPLACE TEMP TABLE _quarantined (row_id BIGINT, reason VARCHAR, detail VARCHAR)")
+    elif feed is GAMES:
         # A game is valid only as a whole: every row of a game with a failing row is quarantined.
         con.execute(
             f"""CREATE OR REPLACE TEMP TABLE _quarantined AS
