@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PRODUCTION_STAMP := $(VENV)/.production-$(shell cksum pyproject.toml | cut -d' ' -f1)
 WAREHOUSE ?= data/warehouse
 # The user's Dagster instance, for `make run` and `make ui` only: the tests make their own.
-run ui: export DAGSTER_HOME ?= $(CURDIR)/$(WAREHOUSE)/.dagster
+run ui: export DAGSTER_HOME ?= $(abspath $(WAREHOUSE))/.dagster
 
 .PHONY: setup compile run test ui bench integration clean
 
