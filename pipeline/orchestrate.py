@@ -177,14 +177,21 @@ def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool) -> Sys
     return rate_system(plan, settings)
 
 
+# Fewer months than this in all the systems' runs are rated in the command's process, one system
+# after another: starting a process for a system (Python, Dagster, the compiled kernels) costs two
+# to three seconds of a core, more than a few months of any system (a new month's run, a late game).
+SIDE_BY_SIDE_MONTHS = 24
+
+
 def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstance | None = None) -> Iterator[SystemRun]:
-    """Run the systems' range runs, side by side in separate processes when several cores are there.
+    """Run the systems' range runs, side by side in separate processes when several cores are there
+    and the runs are long enough to repay starting them (SIDE_BY_SIDE_MONTHS).
 
     The systems write disjoint outputs and only read the validated feeds (each run holds its own
     system's lock and a shared feeds lock), so they need no order among them.
     """
     at_once = min(settings.systems_at_once, len(plans))
-    if at_once <= 1:
+    if at_once <= 1 or sum(len(month_range(p.first, p.last)) for p in plans) < SIDE_BY_SIDE_MONTHS:
         for plan in plans:
             yield rate_system(plan, settings, instance)
         return

@@ -73,14 +73,33 @@ def rule_failures(con: duckdb.DuckDBPyConnection, model, table_name: str, shown:
                   limit: int | None = None) -> list[tuple[tuple, list[str]]]:
     """The rows of `table_name` that fail a rule of `model`: their `shown` columns and the rules
     they fail, at most `limit` rows (all without one). One query over the table."""
-    table = ibis.duckdb.from_connection(con).table(table_name)
-    check_columns(model, table)
-    outcomes = rule_outcomes(model, table)
-    names = list(outcomes)
-    failing = table.filter(functools.reduce(operator.or_, outcomes.values()))
-    query = failing.select(*[table[c] for c in shown], *[outcomes[n].name(f"_rule_{i}") for i, n in enumerate(names)])
-    if limit is not None:
-        query = query.limit(limit)
+    relation = con.table(table_name)
+    signature = tuple(zip(relation.columns, map(str, relation.types)))
+    sql, names = _failing_rows_query(con, model, table_name, signature, tuple(shown), limit)
     width = len(shown)
     return [(tuple(row[:width]), [name for name, hit in zip(names, row[width:]) if hit])
-            for row in con.execute(ibis.to_sql(query, dialect="duckdb")).fetchall()]
+            for row in con.execute(sql).fetchall()]
+
+
+# The query depends on the model, the table's name and its columns and types, never on its rows:
+# compiled once per process, it is reused by every later validation of a table of the same shape
+# (compiling one through Ibis takes tens of milliseconds, more than the query on a small table).
+_QUERIES: dict[tuple, tuple[str, list[str]]] = {}
+
+
+def _failing_rows_query(con: duckdb.DuckDBPyConnection, model, table_name: str, signature: tuple,
+                        shown: tuple[str, ...], limit: int | None) -> tuple[str, list[str]]:
+    """The SQL of `rule_failures` and the rule names of its boolean columns, in order."""
+    key = (model, table_name, signature, shown, limit)
+    if key not in _QUERIES:
+        table = ibis.duckdb.from_connection(con).table(table_name)
+        check_columns(model, table)
+        outcomes = rule_outcomes(model, table)
+        names = list(outcomes)
+        failing = table.filter(functools.reduce(operator.or_, outcomes.values()))
+        query = failing.select(*[table[c] for c in shown],
+                               *[outcomes[n].name(f"_rule_{i}") for i, n in enumerate(names)])
+        if limit is not None:
+            query = query.limit(limit)
+        _QUERIES[key] = (ibis.to_sql(query, dialect="duckdb"), names)
+    return _QUERIES[key]

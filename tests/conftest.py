@@ -19,6 +19,10 @@ for _variable, _folder in {"DAGSTER_HOME": "dagster", "DIPRANK_RAW_DIR": "raw",
 # Reproducible "today" for the not-in-the-future rule.
 os.environ.setdefault("DIPRANK_TODAY", "2026-11-29")
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+# Systems one after another in the run's process: xdist already keeps every core busy, and each
+# worker process a run would start imports Dagster and loads the kernels anew. The tests of
+# systems side by side (tests/test_determinism.py) set their own value.
+os.environ["DIPRANK_SYSTEMS_AT_ONCE"] = "1"
 
 
 @pytest.fixture

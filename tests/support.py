@@ -62,6 +62,49 @@ def environment(**values: str):
                 os.environ[k] = v
 
 
+# Dagster homes whose instance lives in this process's memory while `dagster_in_memory` is on.
+_IN_MEMORY: dict[str, object] | None = None
+
+
+@contextlib.contextmanager
+def dagster_in_memory():
+    """While on, the Dagster instance of every home that `diprank` commands in this process open,
+    and that `dagster_instance_at` opens, is an in-memory one, kept until the end.
+
+    Dagster's in-memory storage is its SQL storage on an in-memory SQLite database: the same
+    queries as a local instance's files, without creating a database file (and its schema) for
+    every run. For tests that make hundreds of runs; the other tests use the files.
+    """
+    from pipeline import orchestrate
+
+    global _IN_MEMORY
+    saved, _IN_MEMORY = _IN_MEMORY, {}
+    opened, original = _IN_MEMORY, orchestrate.dagster_instance
+    orchestrate.dagster_instance = lambda settings: dagster_instance_at(Path(settings.dagster_home))
+    try:
+        yield
+    finally:
+        orchestrate.dagster_instance, _IN_MEMORY = original, saved
+        for instance in opened.values():
+            instance.dispose()
+
+
+@contextlib.contextmanager
+def dagster_instance_at(home: Path):
+    """The Dagster instance of `home`: its in-memory one while `dagster_in_memory` is on, else the
+    one its files hold."""
+    from dagster import DagsterInstance
+
+    if _IN_MEMORY is None:
+        with DagsterInstance.from_config(str(home)) as instance:
+            yield instance
+        return
+    key = home.resolve().as_posix()
+    if key not in _IN_MEMORY:
+        _IN_MEMORY[key] = DagsterInstance.ephemeral()
+    yield _IN_MEMORY[key]
+
+
 def run_cli(*args: str) -> tuple[int, str, str]:
     """Run `diprank` in-process; returns (exit code, stdout, stderr)."""
     from pipeline.cli.main import main

@@ -1,6 +1,8 @@
 """Same input, same bytes; non-conflicting deliveries in another order or split, same outputs."""
 import datetime as dt
 
+import pytest
+
 from pipeline.synthetic.generator import synthetic_games
 from tests.support import run_cli, tree_bytes, write_csv
 
@@ -54,3 +56,30 @@ def test_systems_side_by_side_write_what_one_after_another_writes(tmp_path):
         assert code == 0, out + err
         results[at_once] = tree_bytes(tmp_path / f"w{at_once}", OUTPUTS)
     assert results["1"] and results["1"] == results["2"]
+
+
+def test_runs_of_a_few_months_stay_in_the_process_and_longer_ones_start_one_per_system(monkeypatch):
+    """Starting a process per system costs more than rating a few months: a new month's run (four
+    systems, one month each) rates in the command's process; a backfill starts the processes."""
+    import pipeline.orchestrate as orchestrate
+    from pipeline.core.months import Month
+    from pipeline.rating.planning import Plan
+    from pipeline.settings import Settings
+
+    in_process, pools = [], []
+    monkeypatch.setattr(orchestrate, "rate_system", lambda plan, settings, instance=None: in_process.append(plan.system))
+
+    class NoPool:
+        def __init__(self, max_workers, mp_context):
+            pools.append(max_workers)
+            raise RuntimeError("no process is started here")
+
+    monkeypatch.setattr(orchestrate, "ProcessPoolExecutor", NoPool)
+    settings = Settings(systems_at_once=2)
+    month = Month(2026, 1)
+    list(orchestrate.rate_systems([Plan(s, month, month) for s in ("club", "eagle", "diwz", "dip_pouch")], settings))
+    assert in_process == ["club", "eagle", "diwz", "dip_pouch"] and pools == []
+    with_years = [Plan(s, Month(2024, 1), month) for s in ("club", "eagle")]
+    with pytest.raises(RuntimeError, match="no process"):
+        list(orchestrate.rate_systems(with_years, settings))
+    assert pools == [2]

@@ -12,6 +12,7 @@ from typing import Iterator
 
 import duckdb
 import pytest
+from dagster import AssetKey, AssetMaterialization
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import pipeline.ingest.deliveries as deliveries
@@ -20,8 +21,8 @@ from pipeline.ingest.exports import publish_validated
 from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_and_count
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.warehouse.store import Warehouse
-from tests.support import environment, write_csv
-from tests.test_lifecycle import STATE_FILES, assert_equals_a_run_from_scratch, run
+from tests.support import dagster_in_memory, dagster_instance_at, environment, write_csv
+from tests.test_lifecycle import STATE_FILES, assert_equals_a_run_from_scratch, materialized_months, run
 from tests.test_validation import GOOD_EVENT, GOOD_RESULTS
 
 
@@ -369,12 +370,14 @@ DELIVERIES = [add_file, correct_game, split_game, edit_in_place, remove_file, mo
 
 # Two layers. At the ingest level, in process, 50 sequences (a fraction of a second a step) cover
 # the incremental logic itself. Whole runs against runs from scratch (two `diprank run`s a step,
-# seconds each) cover what the systems, the views and Dagster make of it: `make test` runs a few
-# such sequences, `make bench` (benchmarks/run.py) many more through the variable, and reads back
-# how many ran from the file the second variable names.
+# two to four seconds each) cover what the systems, the views and Dagster make of it: `make test`
+# runs 10 such sequences, in shards that xdist spreads over its workers, and `make bench`
+# (benchmarks/run.py) many more through the variable; it reads back how many ran from the file
+# the second variable names.
 INGEST_SEQUENCES = 50
-SEQUENCES = int(os.environ.get("DIPRANK_PROPERTY_SEQUENCES", "4"))
+SEQUENCES = int(os.environ.get("DIPRANK_PROPERTY_SEQUENCES", "10"))
 SEQUENCES_REPORT = os.environ.get("DIPRANK_PROPERTY_REPORT")
+SHARDS = 5
 
 
 def whole_run(raw: Path, root: Path) -> None:
@@ -382,6 +385,7 @@ def whole_run(raw: Path, root: Path) -> None:
     start: the property test makes hundreds of runs)."""
     with environment(DIPRANK_SYSTEMS_AT_ONCE="1"):
         run(raw, root)
+
 
 
 def starting_raw(raw: Path) -> dict:
@@ -413,9 +417,28 @@ def ingested_only(tmp_path_factory) -> Iterator[tuple[Path, dict]]:
 
 
 @pytest.fixture(scope="module")
-def ingested(tmp_path_factory) -> Iterator[tuple[Path, dict]]:
-    """The starting raw folder and a whole run on it."""
-    yield from starting_folder(tmp_path_factory, "ingested", whole_run)
+def ingested(tmp_path_factory) -> Iterator[tuple[Path, dict, dict[str, set[str]]]]:
+    """The starting raw folder, a whole run on it, and the months Dagster showed as materialized
+    after that run (its instance was in memory: each sequence records them in its own)."""
+    shown: dict[str, set[str]] = {}
+
+    def prepare(raw: Path, root: Path) -> None:
+        with dagster_in_memory():
+            whole_run(raw, root)
+            shown.update(materialized_months(root))
+
+    starting = starting_folder(tmp_path_factory, "ingested", prepare)
+    folder, state = next(starting)
+    yield folder, state, shown
+    next(starting, None)
+
+
+def record_materialized(home: Path, shown: dict[str, set[str]]) -> None:
+    """Dagster's instance at `home` shows these months of each system as materialized."""
+    with dagster_instance_at(home) as instance:
+        for system, months in shown.items():
+            for month in sorted(months):
+                instance.report_runless_asset_event(AssetMaterialization(AssetKey(f"{system}_rankings"), partition=month))
 
 
 # One to two steps of one to three deliveries, each with its own random seed.
@@ -442,19 +465,22 @@ def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested_only,
 
 # No shrinking: a sequence is at most two steps of three deliveries, already short to read, and
 # each shrinking attempt costs two whole runs.
-@settings(max_examples=SEQUENCES, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
+@pytest.mark.parametrize("shard", range(SHARDS))
+@settings(max_examples=-(-SEQUENCES // SHARDS), deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps=DELIVERY_STEPS)
-def test_any_sequence_of_deliveries_equals_a_run_from_scratch(ingested, steps):
+def test_any_sequence_of_deliveries_equals_a_run_from_scratch(ingested, shard, steps):
     """After every step of one to three deliveries (new files, corrections, in-place edits, removed
     files, games moved across months and years, the last month of data removed, the first month
     moved later), a whole `diprank run` leaves what a run from scratch on the same raw folder
     leaves: the same files and bytes (outputs, validated feeds, fingerprints, checkpoints,
     manifests), the same rows in the DuckDB views and tables, and Dagster shows as materialized
-    exactly the months on disk."""
-    with tempfile.TemporaryDirectory(dir=FAST_TMP) as folder:
+    exactly the months on disk. Dagster's instances are in memory; each sequence's starts with the
+    months the starting run materialized."""
+    with tempfile.TemporaryDirectory(dir=FAST_TMP) as folder, dagster_in_memory():
         shutil.copytree(ingested[0], folder, dirs_exist_ok=True)
         raw, root, state = Path(folder) / "raw", Path(folder) / "w", dict(ingested[1])
+        record_materialized(root / ".dagster", ingested[2])
         for number, step in enumerate(steps):
             for delivery, seed in step:
                 delivery(raw, random.Random(seed), state)

@@ -4,12 +4,12 @@ import datetime as dt
 from pathlib import Path
 
 import duckdb
-from dagster import AssetKey, DagsterInstance
+from dagster import AssetKey
 
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.systems.registry import SYSTEM_NAMES
 from pipeline.warehouse.store import Warehouse
-from tests.support import environment, run_cli, write_csv
+from tests.support import dagster_instance_at, environment, run_cli, write_csv
 
 STATE_FILES = ("*.parquet", "*.json")
 
@@ -38,7 +38,7 @@ def view_rows(root: Path) -> dict[str, list]:
 
 
 def materialized_months(root: Path) -> dict[str, set[str]]:
-    with DagsterInstance.from_config(str(root / ".dagster")) as instance:
+    with dagster_instance_at(root / ".dagster") as instance:
         return {s: instance.get_materialized_partitions(AssetKey(f"{s}_rankings")) for s in SYSTEM_NAMES}
 
 
