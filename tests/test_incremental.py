@@ -387,7 +387,6 @@ def whole_run(raw: Path, root: Path) -> None:
         run(raw, root)
 
 
-
 def starting_raw(raw: Path) -> dict:
     """The raw folder every sequence starts from: a few deliveries (a split game, a correction, an
     event in the middle of the range, so the Dip Pouch range ends with the games' last month)."""
@@ -426,6 +425,7 @@ def ingested(tmp_path_factory) -> Iterator[tuple[Path, dict, dict[str, set[str]]
         with dagster_in_memory():
             whole_run(raw, root)
             shown.update(materialized_months(root))
+        assert shown and all(shown.values()), shown  # every system rated the starting folder
 
     starting = starting_folder(tmp_path_factory, "ingested", prepare)
     folder, state = next(starting)
