@@ -34,7 +34,7 @@ run: $(STAMP)
 	$(BIN)/diprank run --raw data/raw --warehouse $(WAREHOUSE)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 ui: $(STAMP)
 	$(BIN)/python -m pipeline.defs.instance $(DAGSTER_HOME)

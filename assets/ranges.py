@@ -1,6 +1,7 @@
 """The systems' month ranges after ingest: outputs of months that left a range are removed."""
 
-from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
+import duckdb
+from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResult, MetadataValue
 
 from pipeline.core.feed_spec import FEEDS
 from pipeline.defs.partition_status import forget_partitions
@@ -12,9 +13,8 @@ from pipeline.warehouse.views import refresh_views
 
 RANGES_ASSET = "rating_ranges"
 
-
-@asset(
-    name=RANGES_ASSET,
+RANGES_SPEC = AssetSpec(
+    key=AssetKey(RANGES_ASSET),
     group_name="validated",
     deps=[AssetKey(name) for name in FEEDS],
     kinds={"python", "parquet"},
@@ -28,31 +28,33 @@ RANGES_ASSET = "rating_ranges"
         "then shows as materialized exactly the months whose snapshot is on disk."
     ),
 )
-def rating_ranges(context: AssetExecutionContext, diprank: DiprankResource) -> MaterializeResult:
+
+
+def rating_ranges(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection,
+                  diprank: DiprankResource) -> MaterializeResult:
+    """Remove the outputs of months outside each system's range (the caller holds the warehouse
+    alone: no system reads or writes meanwhile); the ranges' materialization."""
     warehouse = diprank.warehouse
     classes = {name: system_class(name) for name in SYSTEM_NAMES}
     lines, removed_total = [], 0
-    # Alone on the warehouse: no system reads or writes while its months are removed.
-    with diprank.changing_feeds():
-        ranges = system_ranges(warehouse, {name: cls.feed for name, cls in classes.items()})
-        for name, cls in classes.items():
-            outside = months_outside(warehouse, name, cls.extras, ranges[name])
-            remove_months(warehouse, name, cls.extras, outside)
-            if outside:
-                context.log.info(f"{name}: removed {len(outside)} month(s) outside its range: "
-                                 f"{outside[0]} … {outside[-1]}")
-            # Compared with the disk rather than with what was just removed, so that a removal a
-            # crash interrupted, or a snapshot deleted by hand, is mended too.
-            key = AssetKey(rankings_asset_name(name))
-            on_disk = {m.partition_key for m in warehouse.written_months("rankings", name)}
-            forget_partitions(context.instance, key, sorted(context.instance.get_materialized_partitions(key) - on_disk))
-            removed_total += len(outside)
-            covered = ranges[name]
-            lines.append(f"| {name} | {covered[0] if covered else '–'} | {covered[1] if covered else '–'} "
-                         f"| {len(outside)} |")
-        with diprank.duckdb() as con:
-            refresh_views(con, warehouse)
-    return MaterializeResult(metadata={
+    ranges = system_ranges(warehouse, {name: cls.feed for name, cls in classes.items()})
+    for name, cls in classes.items():
+        outside = months_outside(warehouse, name, cls.extras, ranges[name])
+        remove_months(warehouse, name, cls.extras, outside)
+        if outside:
+            context.log.info(f"{name}: removed {len(outside)} month(s) outside its range: "
+                             f"{outside[0]} … {outside[-1]}")
+        # Compared with the disk rather than with what was just removed, so that a removal a
+        # crash interrupted, or a snapshot deleted by hand, is mended too.
+        key = AssetKey(rankings_asset_name(name))
+        on_disk = {m.partition_key for m in warehouse.written_months("rankings", name)}
+        forget_partitions(context.instance, key, sorted(context.instance.get_materialized_partitions(key) - on_disk))
+        removed_total += len(outside)
+        covered = ranges[name]
+        lines.append(f"| {name} | {covered[0] if covered else '–'} | {covered[1] if covered else '–'} "
+                     f"| {len(outside)} |")
+    refresh_views(con, warehouse)
+    return MaterializeResult(asset_key=AssetKey(RANGES_ASSET), metadata={
         "months_removed": removed_total,
         "ranges": MetadataValue.md("| system | first month | last month | months removed |\n|---|---|---|---|\n"
                                    + "\n".join(lines)),

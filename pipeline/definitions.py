@@ -10,10 +10,8 @@ from functools import lru_cache
 
 from dagster import Definitions, JobDefinition, definitions
 
-from assets.ranges import rating_ranges
+from assets.ingest import ingest_feeds
 from assets.ratings import build_rating_assets
-from assets.raw_feeds import raw_feed_assets
-from assets.validated_feeds import validated_feed_assets
 from pipeline.core.months import Month
 from pipeline.defs.executors import executor_for
 from pipeline.defs.jobs import build_jobs
@@ -31,7 +29,7 @@ def build_definitions(settings: Settings, first_months: dict[str, Month] | None 
     partitions = rating_partitions(first_months)
     jobs = build_jobs(settings.warehouse_dir, partitions)
     return Definitions(
-        assets=[*raw_feed_assets, *validated_feed_assets, rating_ranges, *build_rating_assets(partitions)],
+        assets=[ingest_feeds, *build_rating_assets(partitions)],
         resources={"diprank": DiprankResource.from_settings(settings)},
         jobs=jobs.all(),
         schedules=build_schedules(jobs.ingest),

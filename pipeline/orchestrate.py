@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+import duckdb
 from dagster import DagsterInstance, build_reconstructable_job, execute_job
 
 from pipeline.core.feed_spec import FEEDS
@@ -110,14 +111,18 @@ def dagster_instance(settings: Settings) -> DagsterInstance:
     return DagsterInstance.from_config(str(prepare_local_instance(Path(settings.dagster_home))))
 
 
+def first_months_now(settings: Settings) -> dict[str, str]:
+    """The systems' first partitions as of now (after ingest, for a rating job), as job arguments."""
+    return {system: str(month) for system, month in first_partitions(settings).items()}
+
+
 def run_job(settings: Settings, name: str, tags: dict[str, str] | None = None,
-            instance: DagsterInstance | None = None):
-    """Execute one job of the code location to completion on `instance` (else one opened for it);
-    returns Dagster's result."""
+            instance: DagsterInstance | None = None, first_months: dict[str, str] | None = None):
+    """Execute one job of the code location to completion on `instance` (else one opened for it),
+    its partitions starting at `first_months` (default: as of now); returns Dagster's result."""
     # Reconstructable, so that executors running steps in other processes load the same job there,
-    # built from these settings and the systems' first partitions as of now (after ingest, for a
-    # rating job): they travel as the job's arguments.
-    first_months = {system: str(month) for system, month in first_partitions(settings).items()}
+    # built from these settings and the systems' first partitions: they travel as the job's arguments.
+    first_months = first_months or first_months_now(settings)
     job = build_reconstructable_job("pipeline.definitions", "job_definition",
                                     reconstructable_args=(name, settings.environment(), first_months))
     if instance is not None:
@@ -146,17 +151,24 @@ def ingest(settings: Settings, example_limit: int, instance: DagsterInstance | N
     if not result.success:
         return IngestOutcome(failure=failure_message(result))
     warehouse = Warehouse.of(settings)
-    quarantined, examples = quarantine_entries(warehouse, example_limit)
-    skipped_total, skipped = skipped_entries(warehouse, example_limit)
-    return IngestOutcome(counts=feed_balance(warehouse), quarantined=quarantined, examples=examples,
+    con = connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
+    try:
+        quarantined, examples = quarantine_entries(con, example_limit)
+        skipped_total, skipped = skipped_entries(con, example_limit)
+        counts = feed_balance(con)
+    finally:
+        con.close()
+    return IngestOutcome(counts=counts, quarantined=quarantined, examples=examples,
                          failed_checks=failed_checks(result), skipped_total=skipped_total, skipped=skipped)
 
 
-def rate_system(plan: Plan, settings: Settings, instance: DagsterInstance | None = None) -> SystemRun:
+def rate_system(plan: Plan, settings: Settings, instance: DagsterInstance | None = None,
+                first_months: dict[str, str] | None = None) -> SystemRun:
     """One system's range run, to completion."""
     started = time.perf_counter()
     result = run_job(settings, rating_job_name(plan.system),
-                     tags=range_tags(plan.first.partition_key, plan.last.partition_key), instance=instance)
+                     tags=range_tags(plan.first.partition_key, plan.last.partition_key), instance=instance,
+                     first_months=first_months)
     run = SystemRun(plan.system, plan.first, plan.last, len(month_range(plan.first, plan.last)),
                     time.perf_counter() - started)
     if not result.success:
@@ -169,12 +181,12 @@ def rate_system(plan: Plan, settings: Settings, instance: DagsterInstance | None
     return run
 
 
-def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool) -> SystemRun:
+def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool, first_months: dict[str, str]) -> SystemRun:
     # A fresh (spawned) process: as quiet as the command, and its progress lines shown the same way.
     warnings.filterwarnings("ignore")
     logging.getLogger("dagster").setLevel(logging.ERROR)
     show_progress(progress)
-    return rate_system(plan, settings)
+    return rate_system(plan, settings, first_months=first_months)
 
 
 # Fewer months than this in all the systems' runs are rated in the command's process, one system
@@ -191,14 +203,15 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
     system's lock and a shared feeds lock), so they need no order among them.
     """
     at_once = min(settings.systems_at_once, len(plans))
+    first_months = first_months_now(settings)  # the feeds do not change while the systems run
     if at_once <= 1 or sum(len(month_range(p.first, p.last)) for p in plans) < SIDE_BY_SIDE_MONTHS:
         for plan in plans:
-            yield rate_system(plan, settings, instance)
+            yield rate_system(plan, settings, instance, first_months)
         return
     progress = bool(logging.getLogger(PROGRESS_LOGGER).handlers)
     # Spawned, not forked: the parent holds DuckDB and Arrow thread pools.
     with ProcessPoolExecutor(max_workers=at_once, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_rate_system_in_child, plan, settings, progress) for plan in plans]
+        futures = [pool.submit(_rate_system_in_child, plan, settings, progress, first_months) for plan in plans]
         for plan, future in zip(plans, futures):
             try:
                 yield future.result()
@@ -207,42 +220,29 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
                                 failure=f"{type(error).__name__}: {error}")
 
 
-def feed_balance(warehouse: Warehouse) -> list[FeedCounts]:
+def feed_balance(con: duckdb.DuckDBPyConnection) -> list[FeedCounts]:
     """Rows in, valid, quarantined and replaced per feed, from the DuckDB file."""
-    con = connect(str(warehouse.duckdb_path), read_only=False, config=warehouse.duckdb_config)
-    try:
-        counts = []
-        for feed in FEEDS.values():
-            files = [r[0] for r in con.execute(
-                f"SELECT DISTINCT _source_file FROM typed_{feed.name}").fetchall()]
-            counts.append(feed_counts(con, feed, files))
-        return counts
-    finally:
-        con.close()
+    counts = []
+    for feed in FEEDS.values():
+        files = [r[0] for r in con.execute(f"SELECT DISTINCT _source_file FROM typed_{feed.name}").fetchall()]
+        counts.append(feed_counts(con, feed, files))
+    return counts
 
 
-def quarantine_entries(warehouse: Warehouse, limit: int) -> tuple[int, list[QuarantineEntry]]:
+def quarantine_entries(con: duckdb.DuckDBPyConnection, limit: int) -> tuple[int, list[QuarantineEntry]]:
     """How many entries the quarantine holds, and the first `limit` of them in file order."""
-    con = connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
-    try:
-        total = con.execute(f"SELECT count(*) FROM {QUARANTINE_TABLE}").fetchall()[0][0]
-        rows = con.execute(
-            f"SELECT feed, reason, source_file, source_line, coalesce(record_key, ''), coalesce(detail, '') "
-            f"FROM {QUARANTINE_TABLE} ORDER BY feed, source_file, source_line NULLS FIRST LIMIT ?", [limit]).fetchall()
-    finally:
-        con.close()
+    total = con.execute(f"SELECT count(*) FROM {QUARANTINE_TABLE}").fetchall()[0][0]
+    rows = con.execute(
+        f"SELECT feed, reason, source_file, source_line, coalesce(record_key, ''), coalesce(detail, '') "
+        f"FROM {QUARANTINE_TABLE} ORDER BY feed, source_file, source_line NULLS FIRST LIMIT ?", [limit]).fetchall()
     return total, [QuarantineEntry(*row) for row in rows]
 
 
-def skipped_entries(warehouse: Warehouse, limit: int) -> tuple[int, list[SkippedEntry]]:
+def skipped_entries(con: duckdb.DuckDBPyConnection, limit: int) -> tuple[int, list[SkippedEntry]]:
     """How many entries of the raw folder the last ingest did not read, and the first `limit` by path."""
-    con = connect(str(warehouse.duckdb_path), config=warehouse.duckdb_config)
-    try:
-        total = con.execute(f"SELECT count(*) FROM {SKIPPED_TABLE}").fetchall()[0][0]
-        rows = con.execute(
-            f"SELECT feed, path, reason FROM {SKIPPED_TABLE} ORDER BY path, reason LIMIT ?", [limit]).fetchall()
-    finally:
-        con.close()
+    total = con.execute(f"SELECT count(*) FROM {SKIPPED_TABLE}").fetchall()[0][0]
+    rows = con.execute(
+        f"SELECT feed, path, reason FROM {SKIPPED_TABLE} ORDER BY path, reason LIMIT ?", [limit]).fetchall()
     return total, [SkippedEntry(*row) for row in rows]
 
 

@@ -61,12 +61,11 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
     for row in late:
         row["game_id"] = "late"
     write_csv(raw / "games" / "b.csv", late)
-    from assets.raw_feeds import raw_feed_assets
-    from assets.validated_feeds import validated_feed_assets
+    from assets.ingest import ingest_feeds
 
     defs, diprank = definitions_for(raw, warehouse)
     instance = DagsterInstance.ephemeral()
-    ingest = materialize([*raw_feed_assets, *validated_feed_assets], instance=instance,
+    ingest = materialize([ingest_feeds], instance=instance,
                          resources={"diprank": diprank}, tags={THROUGH_TAG: "2020-08"})
     assert ingest.success
     requests, problems = rating_requests(Warehouse(warehouse), diprank.settings(), None, "k")

@@ -62,16 +62,15 @@ def test_assets_report_their_checks(tmp_path):
     """Asset layer: materialize ingest and one system on a temporary warehouse; every check passes."""
     raw = make_raw(tmp_path / "raw", games=GOOD_GAME, events=[GOOD_EVENT], event_results=GOOD_RESULTS)
     settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"))
-    from assets.raw_feeds import raw_feed_assets
+    from assets.ingest import ingest_feeds
     from assets.ratings import build_rating_assets
-    from assets.validated_feeds import validated_feed_assets
     from pipeline.defs.partitions import first_partitions, rating_partitions
     from pipeline.defs.resources import DiprankResource
 
     rating_assets = build_rating_assets(rating_partitions(first_partitions(settings)))
     instance = DagsterInstance.ephemeral()
     resources = {"diprank": DiprankResource.from_settings(settings)}
-    ingest = materialize([*raw_feed_assets, *validated_feed_assets], resources=resources, instance=instance)
+    ingest = materialize([ingest_feeds], resources=resources, instance=instance)
     assert ingest.success
     checks = ingest.get_asset_check_evaluations()
     assert {c.check_name for c in checks} == {"rows_balance", "nothing_quarantined"}

@@ -3,11 +3,9 @@ import os
 import subprocess
 import sys
 
-import pyarrow.parquet as pq
 import pytest
 
-from pipeline.warehouse.locks import warehouse_lock
-from pipeline.core.months import Month, month_range
+from pipeline.core.months import month_range
 from pipeline.warehouse.store import Warehouse
 from pipeline.systems.registry import SYSTEM_NAMES
 from tests.support import REPO, make_raw, run_cli, tree_bytes

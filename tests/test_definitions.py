@@ -133,5 +133,5 @@ def test_no_module_reads_the_environment_at_import():
 
 def test_ingest_job_removes_months_outside_the_ranges(defs):
     ingest = defs.resolve_job_def("ingest")
-    assert "rating_ranges" in {node.name for node in ingest.graph.node_defs}
-    assert "club_rankings" not in {node.name for node in ingest.graph.node_defs}
+    assert AssetKey("rating_ranges") in ingest.asset_layer.executable_asset_keys
+    assert AssetKey("club_rankings") not in ingest.asset_layer.executable_asset_keys

@@ -67,7 +67,8 @@ def test_runs_of_a_few_months_stay_in_the_process_and_longer_ones_start_one_per_
     from pipeline.settings import Settings
 
     in_process, pools = [], []
-    monkeypatch.setattr(orchestrate, "rate_system", lambda plan, settings, instance=None: in_process.append(plan.system))
+    monkeypatch.setattr(orchestrate, "rate_system", lambda plan, settings, instance=None, first_months=None: in_process.append(plan.system))
+    monkeypatch.setattr(orchestrate, "first_months_now", lambda settings: {})  # no warehouse here
 
     class NoPool:
         def __init__(self, max_workers, mp_context):

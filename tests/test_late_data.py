@@ -1,11 +1,9 @@
 """Late and corrected deliveries recompute exactly the affected months, equal to a run from scratch."""
 import datetime as dt
-import shutil
 
 import pytest
 
 from pipeline.synthetic.generator import synthetic_games
-from pipeline.warehouse.store import Warehouse
 from tests.support import run_cli, tree_bytes, write_csv
 
 OUTPUTS = ("rankings", "history", "awards")

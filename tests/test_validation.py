@@ -267,7 +267,6 @@ def write_delivery(folder: Path, feed: str, rows: list[dict], fmt: str, column: 
     """One delivery of `rows` in `fmt`; `column` holds each row's value as that format writes it
     (ints of the template are written the format's own way)."""
     import json
-    import math
 
     columns = list(dict.fromkeys(k for r in rows for k in r))
 

@@ -200,17 +200,6 @@ def _held_columns(con, feed: Feed) -> list[str]:
     return [name for name in names if name not in (SOURCE_FILE, SOURCE_LINE)]
 
 
-def adopt_manifest(con: duckdb.DuckDBPyConnection, feed: Feed,
-                   warehouse: Warehouse) -> list[DeliveryRecord] | None:
-    """Bring the working copy's rows of a feed in step with the warehouse's manifest, reading no
-    delivery (a step on another worker may have ingested them); the records if anything changed."""
-    _held_files(con, feed)
-    records = list(load_ingest_manifest(warehouse, feed.name).values())
-    changed = sync_working_copy(con, feed, records, warehouse)
-    con.execute(f"DROP TABLE arrived_{feed.name}")
-    return records if changed else None
-
-
 def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
                       warehouse: Warehouse | None) -> IngestReport:
     """Bring `typed_<feed>` in step with the raw folder, reading only files not ingested before.

@@ -7,10 +7,10 @@ from pathlib import Path
 import duckdb
 
 from pipeline.core.feed_spec import (
-    EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
+    EVENT_RESULTS, EVENTS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
 )
 from pipeline.ingest.deliveries import (
-    GROUP_COLUMN, LINKED_FEEDS, PENDING_FILES, PENDING_GROUPS, adopt_manifest, ingest_deliveries, queue_export,
+    GROUP_COLUMN, PENDING_FILES, PENDING_GROUPS, ingest_deliveries, queue_export,
 )
 from pipeline.ingest.staging import FileProblem, SkippedEntry, outside_feed_folders, typed_table
 from pipeline.warehouse.sql import quote_ident
@@ -341,20 +341,6 @@ def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: 
     if report.changed:
         record_corrections(con, feed)
     return report
-
-
-def catch_up(con: duckdb.DuckDBPyConnection, feed: Feed, warehouse: Warehouse) -> None:
-    """Bring the working copy in step with the warehouse's ingest state for what validating `feed`
-    reads, and validate first the feed it depends on: with workers on several machines, each has a
-    DuckDB file of its own, and the ingest steps may have run on another."""
-    for name in (feed.name, *LINKED_FEEDS.get(feed.name, ())):
-        linked = FEEDS[name]
-        records = adopt_manifest(con, linked, warehouse)
-        if records is not None:
-            record_file_problems(con, linked, [p for r in records for p in r.file_problems(name)])
-            record_corrections(con, linked)
-    if feed is EVENT_RESULTS:
-        validate_feed(con, EVENTS)  # nothing to do when this worker validated the events already
 
 
 def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed) -> FeedCounts:

@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.core.months import Month
-from pipeline.warehouse.store import Warehouse, file_location
+from pipeline.warehouse.store import Warehouse, file_location, is_local
 from pipeline.systems.base import EVENT_RESULT_COLUMNS, GAME_COLUMNS, PlayerInfo
 from pipeline.systems.games import merged_powers
 
@@ -75,19 +75,38 @@ def read_registry(warehouse: Warehouse) -> dict[str, PlayerInfo]:
     return {pid: PlayerInfo(name, country) for pid, name, country in rows}
 
 
+# feed_bounds of local warehouses, by the identity of the files it reads: a run asks for them a
+# dozen times (partitions, plans, each system's range), while only ingest changes those files, each
+# replaced whole by a rename (a new inode).
+_BOUNDS: dict[tuple, dict[str, tuple[Month, Month] | None]] = {}
+
+
+def _file_identity(path) -> tuple | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
     """First and last month with validated data, per feed kind ('games', 'events')."""
+    games = warehouse.validated_files("games")
+    results, events = warehouse.validated("event_results"), warehouse.validated("events")
+    key = None
+    if is_local(warehouse.root):
+        # The first and the last file hold the extremes (files are months, oldest first).
+        key = tuple(_file_identity(p) for p in (*games[:1], *games[-1:], results, events))
+        if key in _BOUNDS:
+            return dict(_BOUNDS[key])
     con = warehouse.scan()
     bounds: dict[str, tuple[Month, Month] | None] = {"games": None, "events": None}
     try:
-        games = warehouse.validated_files("games")
         if games:
-            # The first and the last file hold the extremes (files are months, oldest first).
             lo, hi = con.execute("SELECT min(finished_on), max(finished_on) FROM read_parquet(?)",
                                  [[file_location(games[0]), file_location(games[-1])]]).fetchall()[0]
             if lo is not None:
                 bounds["games"] = (Month.of(lo), Month.of(hi))
-        results, events = warehouse.validated("event_results"), warehouse.validated("events")
         if results.exists() and events.exists():
             lo, hi = con.execute(
                 "SELECT min(e.end_date), max(e.end_date) FROM read_parquet(?) e "
@@ -98,6 +117,10 @@ def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
                 bounds["events"] = (Month.of(lo), Month.of(hi))
     finally:
         con.close()
+    if key is not None:
+        if len(_BOUNDS) >= 16:  # earlier states of the feeds are not asked for again
+            _BOUNDS.clear()
+        _BOUNDS[key] = dict(bounds)
     return bounds
 
 
