@@ -122,3 +122,23 @@ def test_no_missing_partition_before_the_last_materialized_month(tmp_path):
         keys = partitions.get_partition_keys()
         up_to_last = keys[: keys.index(written[-1].partition_key) + 1]
         assert [k for k in up_to_last if k not in shown[system]] == [], system
+
+
+def test_a_range_run_of_the_command_plans_its_months_in_one_event(tmp_path):
+    """`diprank run` records the months a system's range run will write as one planned event (not
+    one per month); each month still gets its own materialization."""
+    from dagster import DagsterEventType
+
+    raw, warehouse = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", list(synthetic_games(5, 40, 15, dt.date(2020, 1, 1), dt.date(2020, 6, 30))))
+    run(raw, warehouse)
+    with dagster_instance_at(warehouse / ".dagster") as instance:
+        club = [r for r in instance.get_runs() if r.job_name == "club_job"]
+        assert len(club) == 1
+        planned = instance.get_records_for_run(club[0].run_id,
+                                               of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED).records
+        assert len(planned) == 1
+        subset = planned[0].event_log_entry.dagster_event.event_specific_data.partitions_subset
+        months = {f"2020-{m:02d}-01" for m in range(1, 7)}
+        assert set(subset.get_partition_keys()) == months
+        assert instance.get_materialized_partitions(AssetKey("club_rankings")) == months
