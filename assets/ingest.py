@@ -14,7 +14,7 @@ from assets.raw_feeds import raw_feed_spec, staged_feed
 from assets.validated_feeds import validated_feed, validated_feed_checks, validated_feed_spec
 from pipeline.core.feed_spec import FEEDS
 from pipeline.defs.resources import DiprankResource
-from pipeline.ingest.validation import VALIDATION_ORDER, ensure_report_tables
+from pipeline.ingest.validation import VALIDATION_ORDER
 
 INGEST_STEP = "ingest_feeds"
 
@@ -29,7 +29,6 @@ INGEST_STEP = "ingest_feeds"
 )
 def ingest_feeds(context: AssetExecutionContext, diprank: DiprankResource) -> Iterator[MaterializeResult]:
     with diprank.changing_feeds(), diprank.duckdb() as con:
-        ensure_report_tables(con)
         for feed in FEEDS.values():
             yield staged_feed(context, con, diprank, feed)
         for feed in VALIDATION_ORDER:  # a feed after those its rules read
