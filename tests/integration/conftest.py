@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -15,13 +16,18 @@ TIMINGS: dict[str, float] = {}
 
 
 @pytest.fixture(scope="session")
-def stack():
+def stack(request):
     try:
         running = start_stack(workers=2)
     except ServerMissing as missing:
         pytest.fail(f"{missing} (`bash .ci/run` installs the servers)")
     yield running
     running.stop()
+    # The servers' data and logs (about 90 MB) are kept only when something failed, to read them.
+    if request.session.testsfailed:
+        print(f"\nintegration servers' logs and data kept in {running.root}")
+    else:
+        shutil.rmtree(running.root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
