@@ -168,25 +168,21 @@ def candidates_sql(feed: Feed) -> str:
                                 AND min(finished_on) = max(finished_on)
                                 AND min(CAST(rated AS INTEGER)) = max(CAST(rated AS INTEGER))
                                 AND min(CAST(multi_site AS INTEGER)) = max(CAST(multi_site AS INTEGER)), true) AS _fields_agree,
-                       coalesce(bool_and(multi_site), false) AS _multi_site
+                       -- A person on two powers, as holder or original; in a multi-site game one
+                       -- player may hold several powers, but an original player still holds no
+                       -- other (SPEC §2). Counted within the game's own aggregate (list_distinct
+                       -- drops nulls): a second grouping by game and person cost twice this.
+                       CASE WHEN coalesce(bool_and(multi_site), false)
+                            THEN count(original_player_id) > len(list_distinct(list(original_player_id)))
+                                 OR len(list_intersect(list(player_id), list(original_player_id))) > 0
+                            ELSE count(player_id) + count(original_player_id)
+                                 > len(list_distinct(list_concat(list(player_id), list(original_player_id))))
+                       END AS _player_conflict
                 FROM t WHERE game_id IS NOT NULL GROUP BY game_id
-            ),
-            people AS (
-                SELECT game_id, player_id AS person, false AS original FROM t
-                UNION ALL
-                SELECT game_id, original_player_id, true FROM t WHERE original_player_id IS NOT NULL
-            ),
-            -- A person on two powers, as holder or original; in a multi-site game one player may
-            -- hold several powers, but an original player still holds no other (SPEC §2).
-            conflicts AS (
-                SELECT DISTINCT p.game_id FROM people p JOIN facts f USING (game_id)
-                WHERE p.game_id IS NOT NULL AND p.person IS NOT NULL
-                GROUP BY p.game_id, p.person, f._multi_site
-                HAVING count(*) > 1 AND (NOT f._multi_site OR bool_or(p.original))
             )
             SELECT t.*, f._powers, f._solos, f._draws, f._centre_total, f._fields_agree,
-                   (c.game_id IS NOT NULL) AS _player_conflict
-            FROM t LEFT JOIN facts f USING (game_id) LEFT JOIN conflicts c USING (game_id)"""
+                   coalesce(f._player_conflict, false) AS _player_conflict
+            FROM t LEFT JOIN facts f USING (game_id)"""
     if feed is LISTS:
         points = recent_points_sql("t.recent_points")
         return f"""
