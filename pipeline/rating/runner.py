@@ -20,7 +20,7 @@ from pipeline.warehouse.store import Warehouse
 from pipeline.systems.base import MonthInput, RatingSystem
 
 # Bumped whenever the checkpoint layout changes; older checkpoints are then not reused.
-CHECKPOINT_FORMAT = 5
+CHECKPOINT_FORMAT = 6
 
 # Months of input read at once.
 READ_MONTHS = 12
@@ -132,7 +132,7 @@ def run_system(
         result.replayed_from = start
     months = month_range(start, last)
     registry = read_registry(warehouse)
-    registry_table = registry_names(registry)
+    registry_lookup = registry_names(registry)
     by_month: dict[Month, object] = {}
     pending: list[PendingMonth] = []
     checkpoints: list[tuple[Month, dict]] = []
@@ -147,7 +147,7 @@ def run_system(
         out = system.step(state, MonthInput(month, results, registry))
         state = out.state
         note_names(carry, results)
-        rankings = finalize_rankings(system, month, out, carry, registry_table)
+        rankings = finalize_rankings(system, month, out, carry, registry_lookup)
         history = finalize_history(system, out)
         pending.append(PendingMonth(month, rankings, history, dict(out.extras)))
         buffered += rankings.num_rows + history.num_rows

@@ -1,13 +1,15 @@
 """The one writer every system shares: common columns, validation, atomic Parquet per month."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.rating.checks import CheckOutcome, check_tables, no_outcomes
+from pipeline.rating.numbering import PlayerNumbers
 from pipeline.core.months import Month
 from pipeline.warehouse.store import Warehouse, atomic_write_parquet, scratch
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem
@@ -24,88 +26,164 @@ class OutputInvalid(RuntimeError):
     """A computed table broke its Pandera model: a defect in the system, never written."""
 
 
-CARRY_PREVIOUS = pa.schema([("player_id", pa.string()), ("_prev_rank", pa.int64()), ("_prev_rating", pa.float64())])
-CARRY_PEAKS = pa.schema([("player_id", pa.string()), ("_peak", pa.float64())])
-NAMES = pa.schema([("player_id", pa.string()), ("_name", pa.string())])
+# The carry's checkpoint form: one row per player seen, in order of first sight.
+SEEN = pa.schema([("player_id", pa.string()), ("_prev_rank", pa.int64()), ("_prev_rating", pa.float64()),
+                  ("_peak", pa.float64()), ("_name", pa.string())])
 
 
-@dataclass
 class Carry:
-    """What the writer carries from month to month: last ranks and ratings, peaks, feed names seen.
+    """What the writer carries from month to month, per player seen (listed, or named in a
+    month's rows): the rank and rating of last month's table (unset when not listed in it), the
+    peak rating (unset until listed) and the latest feed name.
 
-    Kept as Arrow tables so each month's common columns come from hash joins, not Python loops.
+    Players are numbered once (PlayerNumbers) and every column is an array by number, so a
+    month takes and scatters by number; looking the month's players up in Arrow tables of
+    everyone seen rebuilt a hash of them per table and month.
     """
 
-    previous: pa.Table = field(default_factory=CARRY_PREVIOUS.empty_table)
-    peaks: pa.Table = field(default_factory=CARRY_PEAKS.empty_table)
-    names: pa.Table = field(default_factory=NAMES.empty_table)
+    def __init__(self, players: pa.Table | None = None) -> None:
+        players = SEEN.empty_table() if players is None else players.cast(SEEN).combine_chunks()
+        self.numbers = PlayerNumbers(players["player_id"].combine_chunks())
+        self.prev_rank, self.has_prev_rank = _values(players["_prev_rank"], np.int64)
+        self.prev_rating, self.has_prev_rating = _values(players["_prev_rating"], np.float64)
+        self.peak, self.has_peak = _values(players["_peak"], np.float64)
+        self.names = players["_name"].combine_chunks()
 
     def encode(self) -> dict:
-        return {"previous": self.previous, "peaks": self.peaks, "names": self.names}
+        # Copies: Arrow would share the arrays' memory, which the next months change in place.
+        n = self.numbers.count
+        return {"players": pa.Table.from_arrays([
+            self.numbers.ids(),
+            pa.array(self.prev_rank[:n].copy(), mask=~self.has_prev_rank[:n]),
+            pa.array(self.prev_rating[:n].copy(), mask=~self.has_prev_rating[:n]),
+            pa.array(self.peak[:n].copy(), mask=~self.has_peak[:n]),
+            self.names,
+        ], schema=SEEN)}
 
     @classmethod
     def decode(cls, data: dict) -> "Carry":
-        return cls(data["previous"].cast(CARRY_PREVIOUS), data["peaks"].cast(CARRY_PEAKS), data["names"].cast(NAMES))
+        return cls(data["players"])
+
+    def numbered(self, ids: pa.Array) -> np.ndarray:
+        """The ids' numbers, with room in every column for players not seen before."""
+        numbers = self.numbers.numbers(ids)
+        n = self.numbers.count
+        if n > len(self.names):
+            self.names = pa.concat_arrays([self.names, pa.nulls(n - len(self.names), pa.string())])
+            if n > self.prev_rank.shape[0]:
+                room = max(n, 2 * self.prev_rank.shape[0])
+                for name in ("prev_rank", "has_prev_rank", "prev_rating", "has_prev_rating", "peak", "has_peak"):
+                    setattr(self, name, _grown(getattr(self, name), room))
+        return numbers
 
 
-def registry_names(registry: Mapping[str, PlayerInfo]) -> pa.Table:
-    """The registry's names as a join table (registry names take precedence over feed names)."""
-    ids = [pid for pid, info in registry.items() if info.name]
-    return pa.table({"player_id": pa.array(ids, pa.string()),
-                     "_registry_name": pa.array([registry[p].name for p in ids], pa.string())})
+def _values(column: pa.ChunkedArray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """A column's values (0 where null) and whether each is set."""
+    array = column.combine_chunks()
+    return (np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=dtype).copy(),
+            np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_).copy())
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    grown = np.zeros(size, dtype=array.dtype)
+    grown[: array.shape[0]] = array
+    return grown
+
+
+def _first_rows(numbers: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The numbers present, ascending, and the first row holding each (a table listing a player
+    twice, which its checks report, carries its first row, as a lookup of that player would)."""
+    rows = numbers.shape[0]
+    first = np.full(count, rows, dtype=np.int64)
+    np.minimum.at(first, numbers, np.arange(rows, dtype=np.int64))
+    present = np.flatnonzero(first < rows)
+    return present, first[present]
+
+
+def _last_rows(numbers: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The numbers present, ascending, and the last row holding each."""
+    last = np.full(count, -1, dtype=np.int64)
+    np.maximum.at(last, numbers, np.arange(numbers.shape[0], dtype=np.int64))
+    present = np.flatnonzero(last >= 0)
+    return present, last[present]
+
+
+class RegistryNames:
+    """The registry's names by player (registry names take precedence over feed names)."""
+
+    def __init__(self, registry: Mapping[str, PlayerInfo]) -> None:
+        ids = [pid for pid, info in registry.items() if info.name]
+        self.numbers = PlayerNumbers(pa.array(ids, pa.string()))
+        self.size = len(ids)
+        self.names = pa.array([registry[p].name for p in ids], pa.string())
+
+    def of(self, ids: pa.Array) -> pa.Array:
+        """Each id's registry name, null for a player the registry does not name."""
+        numbers = self.numbers.numbers(ids)  # ids outside the registry get numbers from `size` on
+        return self.names.take(pa.array(numbers, mask=numbers >= self.size))
+
+
+def registry_names(registry: Mapping[str, PlayerInfo]) -> RegistryNames:
+    """The registry's names, looked up by player id."""
+    return RegistryNames(registry)
 
 
 def note_names(carry: Carry, results: pa.Table) -> None:
     """Remember the latest feed name of every player in the month's rows (row order = time order)."""
     if results.num_rows == 0 or "player_name" not in results.column_names:
         return
-    named = results.select(["player_id", "player_name"]).filter(pc.is_valid(results["player_name"]))
+    named = results.select(["player_id", "player_name"]).filter(
+        pc.and_(pc.is_valid(results["player_name"]), pc.is_valid(results["player_id"])))
     if named.num_rows == 0:
         return
-    # Ordered (single-threaded) aggregation: "last" is the latest row of each player.
-    latest = named.group_by("player_id", use_threads=False).aggregate([("player_name", "last")])
-    month = pa.table({"player_id": latest["player_id"].cast(pa.string()),
-                      "_name": latest["player_name_last"].cast(pa.string())})
-    kept = carry.names.filter(pc.invert(pc.is_in(carry.names["player_id"], value_set=month["player_id"])))
-    carry.names = pa.concat_tables([kept, month]).combine_chunks()
-
-
-def _aligned(ids: pa.Array, right: pa.Table, *columns: str) -> list[pa.Array]:
-    """`right`'s columns for each id, in the ids' order (null where `right` has no row): a left join."""
-    positions = pc.index_in(ids, value_set=right["player_id"].combine_chunks())
-    return [right[column].combine_chunks().take(positions) for column in columns]
+    numbers = carry.numbered(named["player_id"].cast(pa.string()).combine_chunks())
+    players, rows = _last_rows(numbers, carry.numbers.count)
+    mask = np.zeros(carry.numbers.count, dtype=np.bool_)
+    mask[players] = True
+    latest = named["player_name"].cast(pa.string()).combine_chunks().take(pa.array(rows))
+    carry.names = pc.replace_with_mask(carry.names, pa.array(mask), latest)
 
 
 def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carry: Carry,
-                      registry_table: pa.Table) -> pa.Table:
+                      registry: RegistryNames) -> pa.Table:
     """The month's table with the common columns (SPEC §4) in front; advances the carry."""
     table = out.table.sort_by([("rank", "ascending"), ("player_id", "ascending")])
     n = table.num_rows
-    rank = table["rank"].cast(pa.int64())
-    rating = table["rating"].cast(pa.float64())
+    rank = table["rank"].cast(pa.int64()).combine_chunks()
+    rating = table["rating"].cast(pa.float64()).combine_chunks()
     ids = table["player_id"].cast(pa.string()).combine_chunks()
-    keys = pa.table({"player_id": ids})
-    previous_rank, previous_rating = _aligned(ids, carry.previous, "_prev_rank", "_prev_rating")
-    peak = pc.max_element_wise(*_aligned(ids, carry.peaks, "_peak"), rating, skip_nulls=True)
-    name = pc.coalesce(*_aligned(ids, registry_table, "_registry_name"), *_aligned(ids, carry.names, "_name"))
+    numbers = carry.numbered(ids)
+    previous_rank = pa.array(carry.prev_rank[numbers], mask=~carry.has_prev_rank[numbers])
+    previous_rating = pa.array(carry.prev_rating[numbers], mask=~carry.has_prev_rating[numbers])
+    peak = pc.max_element_wise(pa.array(carry.peak[numbers], mask=~carry.has_peak[numbers]), rating,
+                               skip_nulls=True)
+    name = pc.coalesce(registry.of(ids), carry.names.take(pa.array(numbers)))
     common = {
         "system": pa.repeat(pa.scalar(system.name, pa.string()), n),
         "as_of": pa.repeat(pa.scalar(month.last_day, pa.date32()), n),
         "rank": rank,
-        "player_id": keys["player_id"],
+        "player_id": ids,
         "player_name": name,
         "rating": rating,
         "rank_change": pc.subtract(previous_rank, rank),
         "rating_change": pc.subtract(rating, previous_rating),
         "peak_rating": peak,
     }
-    carry.previous = pa.table({"player_id": keys["player_id"], "_prev_rank": rank, "_prev_rating": rating})
-    listed_peaks = pa.table({"player_id": keys["player_id"], "_peak": peak})
-    others = carry.peaks.filter(pc.invert(pc.is_in(carry.peaks["player_id"], value_set=keys["player_id"])))
-    carry.peaks = pa.concat_tables([others, listed_peaks.cast(CARRY_PEAKS)]).combine_chunks()
+    players, rows = _first_rows(numbers, carry.numbers.count)
+    for values, is_set, column in ((carry.prev_rank, carry.has_prev_rank, rank),
+                                   (carry.prev_rating, carry.has_prev_rating, rating)):
+        is_set[:] = False  # last month's table is replaced by this one
+        values[players], is_set[players] = _values_at(column, rows, values.dtype)
+    carry.peak[players], carry.has_peak[players] = _values_at(peak, rows, np.float64)
     own = [c for c in table.column_names if c not in ("rank", "player_id", "rating")]
     return pa.table({**{k: (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v) for k, v in common.items()},
                      **{c: table[c] for c in own}})
+
+
+def _values_at(array: pa.Array, rows: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The array's values at `rows` (0 where null) and whether each is set."""
+    values, is_set = _values(pa.chunked_array([array]), dtype)
+    return values[rows], is_set[rows]
 
 
 def finalize_history(system: RatingSystem, out: MonthOutput) -> pa.Table:

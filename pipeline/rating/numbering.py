@@ -1,0 +1,57 @@
+"""Dense numbers for player ids across a run's months, in one compiled hash table.
+
+The writer carries each player's last rank and rating, peak and latest feed name from month to
+month, and a month finds its players among everyone seen so far. A lookup with Arrow
+(`pc.index_in`) builds a hash of the whole value set on every call, so a month's cost grew with
+the players seen; this table is built once and probed (pipeline.systems.kernels.ids).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.systems.kernels.ids import number_rows
+
+_FIRST_IDS, _FIRST_BYTES = 1024, 16 * 1024
+
+
+def string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's offsets (int32, one more than its length) and UTF-8 bytes, without copying."""
+    if strings.type != pa.string():
+        strings = strings.cast(pa.string())
+    if len(strings) == 0:
+        return np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.uint8)
+    _, offsets, data = strings.buffers()
+    starts = np.frombuffer(offsets, dtype=np.int32, count=len(strings) + 1, offset=4 * strings.offset)
+    text = np.frombuffer(data, dtype=np.uint8) if data is not None and data.size else np.zeros(0, dtype=np.uint8)
+    return starts, text
+
+
+class PlayerNumbers:
+    """Player ids numbered 0, 1, ... in order of first sight."""
+
+    __slots__ = ("count", "offsets", "pool", "slots")
+
+    def __init__(self, ids: pa.Array | None = None) -> None:
+        self.count = 0
+        self.offsets = np.zeros(_FIRST_IDS + 1, dtype=np.int32)
+        self.pool = np.zeros(_FIRST_BYTES, dtype=np.uint8)
+        self.slots = np.full((2 * _FIRST_IDS, 2), -1, dtype=np.int64)
+        if ids is not None:
+            self.numbers(ids)
+
+    def numbers(self, ids: pa.Array) -> np.ndarray:
+        """Each id's number; ids not seen before get the next ones. Ids must not be null."""
+        if ids.null_count:
+            raise ValueError("a player id is missing")
+        offsets, data = string_buffers(ids)
+        out = np.empty(len(ids), dtype=np.int32)
+        self.count, self.offsets, self.pool, self.slots = number_rows(
+            offsets, data, None, self.offsets, self.pool, self.slots, self.count, out)
+        return out
+
+    def ids(self) -> pa.Array:
+        """Every id, in number order."""
+        offsets = self.offsets[: self.count + 1].copy()
+        pool = self.pool[: int(offsets[-1])].copy()
+        return pa.StringArray.from_buffers(self.count, pa.py_buffer(offsets), pa.py_buffer(pool))

@@ -1,0 +1,65 @@
+"""The writer's common columns: previous rank and rating, peak and names, carried from month to month."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from pipeline.core.months import Month, month_range
+from pipeline.rating.writer import Carry, finalize_rankings, note_names, registry_names
+from pipeline.systems.base import MonthOutput, PlayerInfo
+
+MONTHS = month_range(Month(2020, 11), Month(2021, 2))
+# Each month's table (player, rating) in rank order, and the names its rows carry.
+TABLES = [
+    [("a", 10.0), ("b", 8.0)],
+    [("b", 12.0), ("c", 9.0)],
+    [("a", 11.0), ("c", 9.5), ("b", 7.0)],
+    [("c", 3.0), ("a", 2.0)],
+]
+NAMES = [{"a": "Ann", "b": "Bob"}, {"c": "Cy", "e": "Eve"}, {"a": "Anne"}, {}]
+
+
+class Named:
+    name = "named"
+
+
+def month_table(month_index: int, carry: Carry, registry) -> pa.Table:
+    rows = TABLES[month_index]
+    note_names(carry, pa.table({"player_id": pa.array(list(NAMES[month_index]), pa.string()),
+                                "player_name": pa.array(list(NAMES[month_index].values()), pa.string())}))
+    out = MonthOutput(state=None, table=pa.table({
+        "rank": pa.array(range(1, len(rows) + 1), pa.int64()),
+        "player_id": pa.array([p for p, _ in rows], pa.string()),
+        "rating": pa.array([r for _, r in rows], pa.float64()),
+    }), history=pa.table({}), extras={})
+    return finalize_rankings(Named(), MONTHS[month_index], out, carry, registry)
+
+
+def test_common_columns_follow_last_month_the_peak_and_the_latest_name():
+    carry, registry = Carry(), registry_names({"c": PlayerInfo(name="Cyrus", country=None)})
+    tables = [month_table(k, carry, registry).select(["player_id", "player_name", "rank_change",
+                                                       "rating_change", "peak_rating"]).to_pylist()
+              for k in range(len(MONTHS))]
+    assert tables[2] == [
+        {"player_id": "a", "player_name": "Anne", "rank_change": None, "rating_change": None, "peak_rating": 11.0},
+        {"player_id": "c", "player_name": "Cyrus", "rank_change": 0, "rating_change": 0.5, "peak_rating": 9.5},
+        {"player_id": "b", "player_name": "Bob", "rank_change": -2, "rating_change": -5.0, "peak_rating": 12.0},
+    ]
+    assert tables[3] == [
+        {"player_id": "c", "player_name": "Cyrus", "rank_change": 1, "rating_change": -6.5, "peak_rating": 9.5},
+        {"player_id": "a", "player_name": "Anne", "rank_change": -1, "rating_change": -9.0, "peak_rating": 11.0},
+    ]
+
+
+def test_a_carry_resumed_from_its_encoding_gives_the_same_tables():
+    registry = registry_names({})
+    carry = Carry()
+    straight = [month_table(k, carry, registry) for k in range(len(MONTHS))]
+    carry = Carry()
+    for k in range(3):
+        month_table(k, carry, registry)
+    encoded = carry.encode()
+    kept = encoded["players"].to_pylist()
+    month_table(3, carry, registry)  # no new player: the carry's arrays change in place
+    # The encoding is a snapshot (a checkpoint is saved after later months): they do not change it.
+    assert encoded["players"].to_pylist() == kept
+    assert month_table(3, Carry.decode(encoded), registry) == straight[3]
