@@ -187,9 +187,12 @@ def _held_files(con, feed: Feed) -> dict[str, int]:
         held = {}
     if not held:
         _create_typed(con, feed)  # a new working copy, or one from an older layout
-    con.execute(f"CREATE OR REPLACE TEMP TABLE arrived_{feed.name} AS "
-                f"SELECT {typed_columns(feed)}, '' AS _file_id FROM typed_{feed.name} WHERE false")
     return held
+
+
+def arrived_table(feed: Feed, identifier: str) -> str:
+    """The temporary table holding the rows a file staged in this run, until the working copy takes them."""
+    return f"arrived_{feed.name}_{identifier}"
 
 
 def _held_columns(con, feed: Feed) -> list[str]:
@@ -229,7 +232,8 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
         # Every run, after the manifest: rows of files gone, and those a crash left unlisted.
         remove_unlisted_rows(warehouse, feed.name, records)
     report.changed = sync_working_copy(con, feed, records, warehouse)
-    con.execute(f"DROP TABLE arrived_{feed.name}")
+    for record in records:
+        con.execute(f"DROP TABLE IF EXISTS {arrived_table(feed, record.file_id)}")
     report.files = [r.path for r in records]
     report.rows_in = sum(r.rows for r in records)
     report.problems = [p for r in records for p in r.file_problems(feed.name)]
@@ -249,14 +253,16 @@ def _stage_delivery(con, feed: Feed, path: Path, source: str, size: int, digest:
     else:
         staged = stage_file(con, feed, path, source)
         count = con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0]
+    if count and warehouse is not None:
+        export_parquet(con, warehouse,
+                       f"SELECT {typed_columns(feed)} FROM {staged_table(feed)} ORDER BY {SOURCE_LINE}",
+                       staged_rows_path(warehouse, feed.name, identifier))
     if count:
-        con.execute(f"INSERT INTO arrived_{feed.name} SELECT {typed_columns(feed)}, ? FROM {staged_table(feed)}",
-                    [identifier])
-        if warehouse is not None:
-            export_parquet(con, warehouse,
-                           f"SELECT {typed_columns(feed)} FROM {staged_table(feed)} ORDER BY {SOURCE_LINE}",
-                           staged_rows_path(warehouse, feed.name, identifier))
-    con.execute(f"DROP TABLE IF EXISTS {staged_table(feed)}")
+        # Renamed, not copied: the file's rows wait in their own table for the working copy.
+        con.execute(f"DROP TABLE IF EXISTS {arrived_table(feed, identifier)}")
+        con.execute(f"ALTER TABLE {staged_table(feed)} RENAME TO {arrived_table(feed, identifier)}")
+    else:
+        con.execute(f"DROP TABLE IF EXISTS {staged_table(feed)}")
     return DeliveryRecord(
         path=source, size=size, digest=digest, file_id=identifier, rows=staged.rows_in, staged=count,
         problems=tuple((p.reason, p.detail, p.source_line) for p in staged.problems),
@@ -312,10 +318,11 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
 def _staged_rows(con, feed: Feed, record: DeliveryRecord, warehouse: Warehouse | None) -> tuple[str, list]:
     """Where a new file's staged rows are read from (SQL and parameters): the rows this run just
     staged, else the file's Parquet in the warehouse."""
-    (arrived,), = con.execute(f"SELECT count(*) FROM arrived_{feed.name} WHERE _file_id = ?",
-                              [record.file_id]).fetchall()
+    table = arrived_table(feed, record.file_id)
+    (arrived,), = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
+                              [table]).fetchall()
     if arrived:
-        return f"arrived_{feed.name} WHERE _file_id = ?", [record.file_id]
+        return table, []
     return "read_parquet(?)", [file_location(staged_rows_path(warehouse, feed.name, record.file_id))]
 
 
