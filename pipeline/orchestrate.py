@@ -30,6 +30,7 @@ from pipeline.ingest.staging import SkippedEntry
 from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCounts, feed_counts
 from pipeline.rating.planning import Plan
 from pipeline.settings import Settings
+from pipeline.systems.registry import system_class
 from pipeline.warehouse.store import Warehouse, connect, read_parquet
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -195,6 +196,12 @@ def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool, first_
 SIDE_BY_SIDE_MONTHS = 24
 
 
+def expected_work(plan: Plan) -> tuple[int, bool]:
+    """What orders the runs by length: their months, then games before events (a month of games
+    is far more rows than a month of tournaments)."""
+    return len(month_range(plan.first, plan.last)), system_class(plan.system).feed == "games"
+
+
 def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstance | None = None) -> Iterator[SystemRun]:
     """Run the systems' range runs, side by side in separate processes when several cores are there
     and the runs are long enough to repay starting them (SIDE_BY_SIDE_MONTHS).
@@ -211,8 +218,11 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
     progress = bool(logging.getLogger(PROGRESS_LOGGER).handlers)
     # Spawned, not forked: the parent holds DuckDB and Arrow thread pools.
     with ProcessPoolExecutor(max_workers=at_once, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_rate_system_in_child, plan, settings, progress, first_months) for plan in plans]
-        for plan, future in zip(plans, futures):
+        # The longest runs start first, so that no core is left with a long one at the end.
+        longest_first = sorted(range(len(plans)), key=lambda k: expected_work(plans[k]), reverse=True)
+        futures = {k: pool.submit(_rate_system_in_child, plans[k], settings, progress, first_months)
+                   for k in longest_first}
+        for plan, future in ((plans[k], futures[k]) for k in range(len(plans))):
             try:
                 yield future.result()
             except Exception as error:  # a child that died (killed, out of memory) or could not start

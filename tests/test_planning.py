@@ -353,3 +353,12 @@ def test_plan_all_lists_every_system_in_order_or_the_chosen_ones(rated):
         assert by_name[name] == Plan(name, JAN, APR)
     assert plan_all(warehouse, settings, systems=["diwz", "club"]) == [Plan("diwz", JAN, APR), Plan("club", JAN, APR)]
     assert plan_all(warehouse, settings, FEB, MAR, systems=["eagle"]) == [Plan("eagle", FEB, MAR)]
+
+
+def test_side_by_side_runs_start_with_the_longest():
+    from pipeline.orchestrate import expected_work
+
+    plans = [Plan("dip_pouch", OCT, JUN), Plan("club", NOV, JUN), Plan("eagle", OCT, JUN), Plan("diwz", OCT, MAR)]
+    assert [p.system for p in sorted(plans, key=expected_work, reverse=True)] == ["eagle", "dip_pouch", "club", "diwz"]
+    plans[0] = Plan("dip_pouch", NOV, JUN)
+    assert [p.system for p in sorted(plans, key=expected_work, reverse=True)] == ["eagle", "club", "dip_pouch", "diwz"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import duckdb
 import numpy as np
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 # Rows fetched from DuckDB at a time while month files are written: a month is held whole, the
 # history never is.
 EXPORT_BATCH_ROWS = 1 << 18
+WRITES_AHEAD = 4
 EPOCH = dt.date(1970, 1, 1)
 
 # The validated feed after which each rated feed kind is complete: its month fingerprints are written then.
@@ -132,25 +135,34 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
     written: set[Month] = set()
     held: list[pa.RecordBatch] = []
     current: Month | None = None
+    # Months are compressed and written on two threads while DuckDB reads on (Parquet's writer
+    # releases the GIL): 1M games, 4.0-4.4 s -> 3.3-3.5 s. At most WRITES_AHEAD months wait, so
+    # memory stays a few months.
+    writing: deque[Future] = deque()
 
-    def flush() -> None:
-        if current is not None and held:
-            table = pa.Table.from_batches(held).drop_columns(["_month"]).combine_chunks()
-            atomic_write_parquet(warehouse.validated_month(feed.name, current), table)
-            written.add(current)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="export") as writer:
+        def flush() -> None:
+            if current is not None and held:
+                table = pa.Table.from_batches(held).drop_columns(["_month"]).combine_chunks()
+                writing.append(writer.submit(atomic_write_parquet, warehouse.validated_month(feed.name, current), table))
+                written.add(current)
+                while len(writing) > WRITES_AHEAD:
+                    writing.popleft().result()
 
-    for batch in reader:
-        if batch.num_rows == 0:
-            continue
-        days = batch.column(batch.schema.get_field_index("_month")).cast(pa.int32()).to_numpy(zero_copy_only=False)
-        starts = [0, *(np.flatnonzero(np.diff(days)) + 1).tolist()]
-        for lo, hi in zip(starts, [*starts[1:], len(days)]):
-            month = Month.of(EPOCH + dt.timedelta(days=int(days[lo])))
-            if month != current:
-                flush()
-                held, current = [], month
-            held.append(batch.slice(lo, hi - lo))
-    flush()
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            days = batch.column(batch.schema.get_field_index("_month")).cast(pa.int32()).to_numpy(zero_copy_only=False)
+            starts = [0, *(np.flatnonzero(np.diff(days)) + 1).tolist()]
+            for lo, hi in zip(starts, [*starts[1:], len(days)]):
+                month = Month.of(EPOCH + dt.timedelta(days=int(days[lo])))
+                if month != current:
+                    flush()
+                    held, current = [], month
+                held.append(batch.slice(lo, hi - lo))
+        flush()
+        while writing:
+            writing.popleft().result()
     for month in months:
         if month not in written:
             warehouse.validated_month(feed.name, month).unlink(missing_ok=True)
