@@ -8,7 +8,7 @@ the games (it is quadratic, so its per-game rate on a slice flatters it), opensk
 seven-player game once with ratings kept in a dict (on a slice when the table is large).
 
 Run directly: `.venv/bin/python benchmarks/kernel_eagle.py [--games N --players N --years N]`
-writes synthetic feeds with pipeline.synthetic.generator.write_feeds to a temporary folder and prints the
+generates seven-power games as `make bench` does (benchmarks.kernel_club.games_table) and prints the
 rates and the ratio of the kernel to openskill. The defaults (200,000 games among 10,000 players
 over 4 years) have as many games a month as the full-size case, 1,000,000 games among 50,000
 players over 20 years (`--games 1000000 --players 50000 --years 20`). Rates count the games the
@@ -19,21 +19,19 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.synthetic.generator import write_feeds  # noqa: E402
+from benchmarks.kernel_club import games_table  # noqa: E402
 from pipeline.core.months import Month, month_range  # noqa: E402
 from pipeline.systems.eagle.reference import eagle_reference  # noqa: E402
-from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
+from pipeline.systems.base import MonthInput  # noqa: E402
 from pipeline.systems.eagle.rules import EaglePoints  # noqa: E402
 from pipeline.systems.games import games_from_rows  # noqa: E402
 
@@ -163,16 +161,6 @@ def measure(games_table: pa.Table, repeats: int = 3) -> dict:
     return out
 
 
-def games_from_feeds(folder: Path) -> pa.Table:
-    """The generated games feed as the system receives it: responsible players, processing order."""
-    table = pa.concat_tables(pq.read_table(path) for path in sorted((folder / "games").glob("*.parquet")))
-    denied = pc.and_(pc.fill_null(table.column("replacement_denies"), False),
-                     pc.is_valid(table.column("original_player_id")))
-    responsible = pc.if_else(denied, table.column("original_player_id"), table.column("player_id"))
-    table = table.append_column("responsible_player_id", responsible).cast(GAME_COLUMNS)
-    return table.sort_by([("finished_on", "ascending"), ("game_id", "ascending"), ("power", "ascending")])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200_000, help="games to generate")
@@ -180,10 +168,7 @@ def main() -> None:
     parser.add_argument("--years", type=int, default=4, help="years the games span (ending 2024)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each; the best counts")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        write_feeds(tmp, games=args.games, players=args.players, years=args.years, events=0, seed=7,
-                    end_year=2024)
-        games = games_from_feeds(Path(tmp))
+    games = games_table(args.games, args.players, args.years)
     n_games = pc.count_distinct(games.column("game_id")).as_py()
     print(f"{n_games:,} games, {games.num_rows:,} rows, {args.players:,} players, {args.years} years")
     result = measure(games, repeats=args.repeats)
