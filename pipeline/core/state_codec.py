@@ -24,10 +24,10 @@ def to_jsonable(value: Any) -> Any:
                 "v": base64.b64encode(data.tobytes()).decode("ascii")}
     if isinstance(value, pa.Table):
         # Arrow IPC: columnar data with its schema, exact and fast for tables of many players.
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, value.schema) as writer:
-            writer.write_table(value.combine_chunks())
-        return {_TAG: "arrow", "v": base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")}
+        return {_TAG: "arrow", "v": _ipc(value)}
+    if isinstance(value, (pa.Array, pa.ChunkedArray)):
+        # A column of many players (their ids): as IPC too, not one JSON value per player.
+        return {_TAG: "arrow_array", "v": _ipc(pa.table({"v": value}))}
     if isinstance(value, np.generic):
         return to_jsonable(value.item())
     if value is None or isinstance(value, (bool, int, str)):
@@ -47,6 +47,18 @@ def to_jsonable(value: Any) -> Any:
             return {_TAG: "dict", "v": {k: to_jsonable(v) for k, v in value.items()}}
         return {_TAG: "pairs", "v": [[to_jsonable(k), to_jsonable(v)] for k, v in value.items()]}
     raise TypeError(f"state value of type {type(value).__name__} cannot be checkpointed")
+
+
+def _ipc(table: pa.Table) -> str:
+    # Each column copied into buffers of its exact size: IPC writes an array's whole buffers,
+    # so ids in a buffer with room for more would give other bytes for the same values.
+    exact = pa.Table.from_arrays(
+        [pa.concat_arrays([*column.chunks, pa.array([], column.type)]) for column in table.columns],
+        schema=table.schema)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, exact.schema) as writer:
+        writer.write_table(exact)
+    return base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")
 
 
 def from_jsonable(value: Any) -> Any:
@@ -69,6 +81,8 @@ def from_jsonable(value: Any) -> Any:
             return np.frombuffer(raw, dtype=np.dtype(value["dtype"])).reshape(value["shape"]).copy()
         if tag == "arrow":
             return pa.ipc.open_stream(base64.b64decode(payload)).read_all()
+        if tag == "arrow_array":
+            return pa.ipc.open_stream(base64.b64decode(payload)).read_all().column(0).combine_chunks()
         if tag == "pairs":
             return {from_jsonable(k): from_jsonable(v) for k, v in payload}
         raise ValueError(f"unknown checkpoint tag {tag!r}")

@@ -127,15 +127,15 @@ class PlayerIndex:
     what an earlier state sees.
     """
 
-    def __init__(self, ids: Sequence[str] = ()) -> None:
+    def __init__(self, ids: Sequence[str] | pa.Array = ()) -> None:
         self.count = 0
         self.offsets = np.zeros(MIN_PLAYERS + 1, dtype=np.int32)
         self.data = np.zeros(8 * MIN_PLAYERS, dtype=np.uint8)
         self.slots = np.full((2 * MIN_PLAYERS, 2), -1, dtype=np.int64)
         self.order = np.zeros(0, dtype=np.int64)      # the numbers in id order
         self.rank = np.zeros(0, dtype=np.int64)       # each number's place in `order`
-        if ids:
-            self.add(pa.array(list(ids), pa.string()))
+        if len(ids):
+            self.add(ids if isinstance(ids, pa.Array) else pa.array(list(ids), pa.string()))
 
     def reserve(self, ids: int, size: int) -> None:
         """Room for `ids` more ids of `size` bytes in all (the kernels grow the hash table)."""
@@ -462,7 +462,7 @@ class DiWZ:
         scores, opponents = kernel.flatten_collections(state.arrays.records, n, state.arrays.chunks)
         return {
             "first_month": None if state.first_month is None else (state.first_month.year, state.first_month.month),
-            "ids": state.index.ids(n),
+            "ids": state.index.arrow(n),
             **{name: np.ascontiguousarray(records[name]) for name in STORED_FIELDS},
             "collected_score": scores,
             "collected_opponent": opponents,

@@ -169,6 +169,12 @@ class PlayerIds:
         """The player_id of one player number."""
         return bytes(self.pool[self.offsets[number]:self.offsets[number + 1]]).decode()
 
+    def compact(self) -> pa.Array:
+        """player_id by number, in buffers of its own holding only the ids."""
+        offsets = self.offsets[:self.count + 1].copy()
+        return pa.StringArray.from_buffers(self.count, pa.py_buffer(offsets),
+                                           pa.py_buffer(self.pool[:int(offsets[-1])].copy()))
+
     @property
     def array(self) -> pa.Array:
         """player_id by number, sharing the state's memory."""
@@ -504,7 +510,7 @@ class EaglePoints:
         n = state.count
         return {
             "month": None if state.month is None else (state.month.year, state.month.month),
-            "player_ids": state.ids.array.to_pylist(),
+            "player_ids": state.ids.compact(),
             "points": state.points[:n],
             "games": state.games[:n],
             "last_game": state.last[:n],
@@ -521,7 +527,8 @@ class EaglePoints:
     def decode_state(self, data: Any) -> EagleState:
         """Inverse of encode_state; rebuilds the id hash table, the month-end order and the live table."""
         month = None if data["month"] is None else Month(*data["month"])
-        ids = list(data["player_ids"])
+        ids = data["player_ids"]
+        ids = ids if isinstance(ids, pa.Array) else pa.array(list(ids), pa.string())
         n = len(ids)
         capacity = max(MIN_CAPACITY, n)
 
@@ -533,7 +540,7 @@ class EaglePoints:
         slots = 2 * MIN_CAPACITY
         while slots < 2 * n + 2:
             slots *= 2
-        offsets, id_bytes = string_buffers(pa.array(ids, pa.string()))
+        offsets, id_bytes = string_buffers(ids)
         _, count, pool, id_offsets, slots = kernel.number_ids(
             offsets, id_bytes, 0, np.zeros(max(id_bytes.shape[0], 1), dtype=np.uint8),
             np.zeros(capacity + 1, dtype=np.int32), np.full((slots, 2), -1, dtype=np.int64))
