@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from pipeline.ingest.validation import (
-    FEED_MODELS, VALIDATION_ORDER, candidates_sql, failing_rows, ingest_feed, scope_tables, validate_feed,
+    FEED_MODELS, VALIDATION_ORDER, create_candidates, drop_candidates, failing_rows, ingest_feed, scope_tables,
+    validate_feed,
 )
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
 from schemas.engine import NOT_NULLABLE, rule_failures
@@ -66,9 +67,10 @@ def test_one_query_finds_what_pandera_finds(tmp_path):
     compared = {}
     for feed in VALIDATION_ORDER:
         assert scope_tables(con, feed)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE probe AS {candidates_sql(feed)}")
+        create_candidates(con, feed, "probe")
         ours = {row: sorted(rules) for row, rules in failing_rows(con, feed, "probe").items()}
         theirs = {row: sorted(rules) for row, rules in pandera_failures(con, feed, "probe").items()}
+        drop_candidates(con, "probe")
         assert ours == theirs, feed.name
         compared[feed.name] = {rule for rules in ours.values() for rule in rules}
         validate_feed(con, feed)  # the next feeds' rules read this one's valid rows
