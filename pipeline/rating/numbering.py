@@ -10,21 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from pipeline.systems.kernels.ids import number_rows
+from pipeline.systems.kernels.ids import number_rows, string_buffers
 
 _FIRST_IDS, _FIRST_BYTES = 1024, 16 * 1024
-
-
-def string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """A string array's offsets (int32, one more than its length) and UTF-8 bytes, without copying."""
-    if strings.type != pa.string():
-        strings = strings.cast(pa.string())
-    if len(strings) == 0:
-        return np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.uint8)
-    _, offsets, data = strings.buffers()
-    starts = np.frombuffer(offsets, dtype=np.int32, count=len(strings) + 1, offset=4 * strings.offset)
-    text = np.frombuffer(data, dtype=np.uint8) if data is not None and data.size else np.zeros(0, dtype=np.uint8)
-    return starts, text
 
 
 class PlayerNumbers:
@@ -44,7 +32,7 @@ class PlayerNumbers:
         """Each id's number; ids not seen before get the next ones. Ids must not be null."""
         if ids.null_count:
             raise ValueError("a player id is missing")
-        offsets, data = string_buffers(ids)
+        offsets, data = string_buffers(ids if ids.type == pa.string() else ids.cast(pa.string()))
         out = np.empty(len(ids), dtype=np.int32)
         self.count, self.offsets, self.pool, self.slots = number_rows(
             offsets, data, None, self.offsets, self.pool, self.slots, self.count, out)

@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
-from pipeline.systems.kernels.ids import id_table
+from pipeline.systems.kernels.ids import id_table, string_buffers
 from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -199,17 +199,6 @@ def values(array: pa.Array) -> np.ndarray:
     if len(array) == 0:
         return np.zeros(0, dtype=dtype)
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=dtype.itemsize * array.offset)
-
-
-def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """A string array's offsets (int32, one more than its length, into the bytes) and UTF-8
-    bytes, without copying."""
-    if len(array) == 0:
-        return np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.uint8)
-    _, offsets, data = array.buffers()
-    starts = np.frombuffer(offsets, dtype=np.int32, count=len(array) + 1, offset=4 * array.offset)
-    text = np.frombuffer(data, dtype=np.uint8) if data is not None and data.size else np.zeros(0, dtype=np.uint8)
-    return starts, text
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,21 @@ is recognised without reading the pool.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 from numba import njit
 
 from pipeline.systems.kernels import plain_njit
+
+def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's offsets (int32, one more than its length, into the bytes) and UTF-8
+    bytes, without copying."""
+    if len(array) == 0:
+        return np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.uint8)
+    _, offsets, data = array.buffers()
+    starts = np.frombuffer(offsets, dtype=np.int32, count=len(array) + 1, offset=4 * array.offset)
+    text = np.frombuffer(data, dtype=np.uint8) if data is not None and data.size else np.zeros(0, dtype=np.uint8)
+    return starts, text
+
 
 # The id hash's multipliers (MurmurHash3's 64-bit finaliser) and shifts.
 MIX_1, MIX_2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
