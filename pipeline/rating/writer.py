@@ -50,13 +50,12 @@ class Carry:
         self.names = players["_name"].combine_chunks()
 
     def encode(self) -> dict:
-        # Copies: Arrow would share the arrays' memory, which the next months change in place.
         n = self.numbers.count
         return {"players": pa.Table.from_arrays([
             self.numbers.ids(),
-            pa.array(self.prev_rank[:n].copy(), mask=~self.has_prev_rank[:n]),
-            pa.array(self.prev_rating[:n].copy(), mask=~self.has_prev_rating[:n]),
-            pa.array(self.peak[:n].copy(), mask=~self.has_peak[:n]),
+            _unset_as_null(self.prev_rank[:n], self.has_prev_rank[:n]),
+            _unset_as_null(self.prev_rating[:n], self.has_prev_rating[:n]),
+            _unset_as_null(self.peak[:n], self.has_peak[:n]),
             self.names,
         ], schema=SEEN)}
 
@@ -82,6 +81,14 @@ def _values(column: pa.ChunkedArray, dtype) -> tuple[np.ndarray, np.ndarray]:
     array = column.combine_chunks()
     return (np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=dtype).copy(),
             np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_).copy())
+
+
+def _unset_as_null(values: np.ndarray, is_set: np.ndarray) -> pa.Array:
+    """The values as Arrow, null where unset, with 0 under each null: a player who left last
+    month's table keeps his old rank in the array, and a checkpoint holds the bytes under a null
+    too, so they must not depend on where a run started. A new array: Arrow would share numpy's
+    memory, which the next months change in place."""
+    return pa.array(np.where(is_set, values, 0).astype(values.dtype), mask=~is_set)
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
