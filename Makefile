@@ -8,6 +8,8 @@ PRODUCTION_STAMP := $(VENV)/.production-$(shell cksum pyproject.toml | cut -d' '
 WAREHOUSE ?= data/warehouse
 # The user's Dagster instance, for `make run` and `make ui` only: the tests make their own.
 run ui: export DAGSTER_HOME ?= $(abspath $(WAREHOUSE))/.dagster
+# Every process of `dagster dev` writes a batch of events at once (EVENT_BATCH_SIZE in pipeline/defs/instance.py).
+ui: export DAGSTER_EVENT_BATCH_SIZE ?= 1000
 
 .PHONY: setup compile run test ui bench integration clean
 

@@ -20,6 +20,7 @@ from pipeline.cli.arguments import month_argument, whole_number
 from pipeline.cli.report import add_report_parser, command_report
 from pipeline.core.months import Month
 from pipeline.core.progress import show_progress
+from pipeline.defs.instance import EVENT_BATCH_SIZE, EVENT_BATCH_SIZE_VARIABLE
 from pipeline.settings import ENV_RAW_DIR, ENV_WAREHOUSE_DIR, Settings, SettingsError, is_url
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
 
@@ -132,7 +133,7 @@ def command_run(args, settings: Settings) -> int:
     warehouse.local_dir.mkdir(parents=True, exist_ok=True)
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
     try:
-        with warehouse_lock(warehouse.run_lock_path, wait=args.wait, on_wait=say), one_planned_event_per_range():
+        with warehouse_lock(warehouse.run_lock_path, wait=args.wait, on_wait=say), batched_event_writes():
             return run_and_summarise(settings, warehouse, args.first, args.last, strict=args.strict,
                                      systems=systems, say=say)
     except WarehouseBusy as busy:
@@ -140,24 +141,18 @@ def command_run(args, settings: Settings) -> int:
         return EXIT_BUSY
 
 
-# Dagster's switch for range runs: the months a run plans to materialize are recorded as one event
-# per asset, not one per month (a 240-month backfill: 240 events less, about 1.5 s of a system's
-# bookkeeping). What it gives up: the UI does not mark the months of a failed or running `diprank
-# run` as failed or in progress (the run itself shows both). Runs launched from the UI keep one
-# event per month. A value in the environment (false) wins.
-RANGE_PLANNED_IN_ONE_EVENT = "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS"
-
-
 @contextmanager
-def one_planned_event_per_range() -> Iterator[None]:
-    """The runs this command creates, and the system processes it starts, plan a range in one event."""
-    before = os.environ.get(RANGE_PLANNED_IN_ONE_EVENT)
-    os.environ[RANGE_PLANNED_IN_ONE_EVENT] = before if before is not None else "true"
+def batched_event_writes() -> Iterator[None]:
+    """The runs this command creates, and the system processes it starts, write a batch of events
+    (a range run's months, planned and materialized) at once (pipeline/defs/event_log.py); a value
+    in the environment wins."""
+    before = os.environ.get(EVENT_BATCH_SIZE_VARIABLE)
+    os.environ[EVENT_BATCH_SIZE_VARIABLE] = before if before is not None else str(EVENT_BATCH_SIZE)
     try:
         yield
     finally:
         if before is None:
-            del os.environ[RANGE_PLANNED_IN_ONE_EVENT]
+            del os.environ[EVENT_BATCH_SIZE_VARIABLE]
 
 
 def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: Month | None, *,
