@@ -189,8 +189,8 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
 
 def _values_at(array: pa.Array, rows: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
     """The array's values at `rows` (0 where null) and whether each is set."""
-    values, is_set = _values(pa.chunked_array([array]), dtype)
-    return values[rows], is_set[rows]
+    values = np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=dtype)
+    return values[rows], np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)[rows]
 
 
 def finalize_history(system: RatingSystem, out: MonthOutput) -> pa.Table:

@@ -169,12 +169,6 @@ class PlayerIds:
         """The player_id of one player number."""
         return bytes(self.pool[self.offsets[number]:self.offsets[number + 1]]).decode()
 
-    def compact(self) -> pa.Array:
-        """player_id by number, in buffers of its own holding only the ids."""
-        offsets = self.offsets[:self.count + 1].copy()
-        return pa.StringArray.from_buffers(self.count, pa.py_buffer(offsets),
-                                           pa.py_buffer(self.pool[:int(offsets[-1])].copy()))
-
     @property
     def array(self) -> pa.Array:
         """player_id by number, sharing the state's memory."""
@@ -510,7 +504,7 @@ class EaglePoints:
         n = state.count
         return {
             "month": None if state.month is None else (state.month.year, state.month.month),
-            "player_ids": state.ids.compact(),
+            "player_ids": state.ids.array,  # the codec copies it into buffers of its exact size
             "points": state.points[:n],
             "games": state.games[:n],
             "last_game": state.last[:n],
