@@ -12,6 +12,7 @@ MARKER = "# Dagster's local instance for diprank's embedded profile (written by 
 # The event log is Dagster's SQLite one, at its usual place under the home, writing a batch of
 # events at once (pipeline/defs/event_log.py).
 LOCAL_INSTANCE = MARKER + """
+# diprank rewrites this file when it changes; delete the first line to keep edits of your own.
 run_coordinator:
   module: pipeline.defs.coordinator
   class: WriterTagsRunCoordinator
