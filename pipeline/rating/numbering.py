@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from pipeline.systems.kernels.ids import number_rows, string_buffers
+from pipeline.systems.kernels.ids import number_rows, string_buffers, strings_of
 
 _FIRST_IDS, _FIRST_BYTES = 1024, 16 * 1024
 
@@ -39,7 +39,5 @@ class PlayerNumbers:
         return out
 
     def ids(self) -> pa.Array:
-        """Every id, in number order."""
-        offsets = self.offsets[: self.count + 1].copy()
-        pool = self.pool[: int(offsets[-1])].copy()
-        return pa.StringArray.from_buffers(self.count, pa.py_buffer(offsets), pa.py_buffer(pool))
+        """Every id, in number order (sharing the table's memory)."""
+        return strings_of(self.offsets, self.pool, self.count)

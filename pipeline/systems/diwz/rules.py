@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
-from pipeline.systems.kernels.ids import id_table, string_buffers
+from pipeline.systems.kernels.ids import id_table, string_buffers, strings_of
 from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -187,10 +187,7 @@ class PlayerIndex:
 
     def arrow(self, count: int) -> pa.StringArray:
         """The first `count` ids as an Arrow array (a view: take from it, do not keep it)."""
-        size = int(self.offsets[count])
-        return pa.StringArray.from_buffers(
-            count, pa.py_buffer(self.offsets[:count + 1]), pa.py_buffer(self.data[:size])
-        )
+        return strings_of(self.offsets, self.data, count)
 
 
 def values(array: pa.Array) -> np.ndarray:

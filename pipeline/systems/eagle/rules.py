@@ -52,6 +52,7 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
+from pipeline.systems.kernels.ids import strings_of
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -172,8 +173,7 @@ class PlayerIds:
     @property
     def array(self) -> pa.Array:
         """player_id by number, sharing the state's memory."""
-        return pa.StringArray.from_buffers(self.count, pa.py_buffer(self.offsets[:self.count + 1]),
-                                           pa.py_buffer(self.pool))
+        return strings_of(self.offsets, self.pool, self.count)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,13 @@ def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return starts, text
 
 
+def strings_of(offsets: np.ndarray, data: np.ndarray, count: int) -> pa.StringArray:
+    """The first `count` strings of an id pool (offsets and UTF-8 bytes) as an Arrow array that
+    shares the pool's memory. Pools only grow, so the strings it shows never change; the
+    checkpoint codec copies what it writes into buffers of their exact size."""
+    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets[:count + 1]), pa.py_buffer(data))
+
+
 # The id hash's multipliers (MurmurHash3's 64-bit finaliser) and shifts.
 MIX_1, MIX_2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
 _ALL_BYTES, _S29, _S32 = np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(29), np.uint64(32)
