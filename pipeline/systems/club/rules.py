@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.systems.club import kernel
-from pipeline.systems.kernels.ids import id_table
+from pipeline.systems.kernels.ids import id_table, string_buffers
 from pipeline.systems.kernels.sort import sorted_by_id
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -242,10 +242,7 @@ def _single(column: pa.ChunkedArray) -> pa.Array:
 
 def _string_buffers(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """(int32 offsets of each row, uint8 bytes they point into) of a string column."""
-    array = _single(column)
-    _, offsets, data = array.buffers()
-    offsets = np.frombuffer(offsets, np.int32)[array.offset : array.offset + len(array) + 1] if offsets else _ZERO_OFFSET
-    return offsets, np.frombuffer(data, np.uint8) if data else _NO_BYTES
+    return string_buffers(_single(column))
 
 
 def _day_numbers(column: pa.ChunkedArray) -> np.ndarray:

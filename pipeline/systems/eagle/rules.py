@@ -52,7 +52,7 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
-from pipeline.systems.kernels.ids import strings_of
+from pipeline.systems.kernels.ids import string_buffers as shared_string_buffers, strings_of
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -574,11 +574,7 @@ def string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         strings = strings.cast(pa.string())
     if strings.null_count:
         raise ValueError("eagle: a required id or result is missing")
-    _, offsets, data = strings.buffers()
-    offsets = np.frombuffer(offsets, dtype=np.int32, count=len(strings) + 1, offset=4 * strings.offset) \
-        if offsets is not None else np.zeros(1, dtype=np.int32)
-    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-    return offsets, data
+    return shared_string_buffers(strings)
 
 
 def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, EagleState]:
