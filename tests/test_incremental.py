@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Iterator
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, AssetMaterialization
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
@@ -214,6 +216,25 @@ def test_a_staged_rows_file_lost_from_the_warehouse_is_read_again(tmp_path, pars
     ingest(raw, root)
     assert parsed == ["games/a.csv"]
     assert_equals_an_ingest_from_scratch(raw, root)
+
+
+def test_a_staged_rows_file_keeps_its_delivery_in_line_order(tmp_path):
+    """The staged rows are copied to the warehouse as DuckDB holds them, unsorted: this holds only
+    while a delivery read on several threads (many Parquet row groups, a CSV of several buffers)
+    is stored in file order."""
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    rng = random.Random(5)
+    ids = [f"p{n:07d}" for n in rng.sample(range(10_000_000), 300_000)]  # not in id order
+    rows = [{"player_id": pid, "name": f"Player {pid}", "country": "NOR"} for pid in ids]
+    write_csv(raw / "players" / "a.csv", rows)
+    (raw / "players" / "b.parquet").parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows[::-1]), raw / "players" / "b.parquet", row_group_size=4_096)
+    ingest(raw, root)
+    manifest = deliveries.load_ingest_manifest(Warehouse(root), "players")
+    for source, first_line, expected in (("players/a.csv", 2, ids), ("players/b.parquet", 1, ids[::-1])):
+        staged = pq.read_table(deliveries.staged_rows_path(Warehouse(root), "players", manifest[source].file_id))
+        assert staged.column("_source_line").to_pylist() == list(range(first_line, first_line + len(ids)))
+        assert staged.column("player_id").to_pylist() == expected
 
 
 def test_only_the_months_a_delivery_touches_are_written_again(tmp_path):

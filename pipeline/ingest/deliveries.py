@@ -254,8 +254,10 @@ def _stage_delivery(con, feed: Feed, path: Path, source: str, size: int, digest:
         staged = stage_file(con, feed, path, source)
         count = con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0]
     if count and warehouse is not None:
-        export_parquet(con, warehouse,
-                       f"SELECT {typed_columns(feed)} FROM {staged_table(feed)} ORDER BY {SOURCE_LINE}",
+        # Without ORDER BY: the staged table holds the file's rows in line order already (one
+        # insert in file order, which DuckDB preserves), and sorting them again cost a third of
+        # the copy (1M games: 1.0 -> 0.7 s per file, the same bytes).
+        export_parquet(con, warehouse, f"SELECT {typed_columns(feed)} FROM {staged_table(feed)}",
                        staged_rows_path(warehouse, feed.name, identifier))
     if count:
         # Renamed, not copied: the file's rows wait in their own table for the working copy.

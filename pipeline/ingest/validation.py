@@ -177,8 +177,13 @@ def drop_candidates(con: duckdb.DuckDBPyConnection, name: str) -> None:
     con.execute(f"DROP TABLE IF EXISTS {GAME_FACTS}")
 
 
+def scoped_rows_sql(feed: Feed) -> str:
+    """The feed's rows in scope: the latest delivery of each key of the queued groups and files."""
+    return f"SELECT * FROM {typed_table(feed)} WHERE NOT _replaced AND {in_scope(feed)}"
+
+
 def candidates_sql(feed: Feed) -> str:
-    """The rows to validate: the latest delivery of each key in scope, plus cross-feed facts the rules need."""
+    """The rows to validate: the rows in scope (scoped_rows_sql), plus cross-feed facts the rules need."""
     typed = typed_table(feed)
     if feed is EVENTS:
         results = typed_table(EVENT_RESULTS)
@@ -203,14 +208,14 @@ def candidates_sql(feed: Feed) -> str:
             WHERE NOT r._replaced AND {in_scope(feed, 'r')}"""
     if feed is GAMES:
         return f"""
-            WITH t AS (SELECT * FROM {typed} WHERE NOT _replaced AND {in_scope(feed)})
+            WITH t AS ({scoped_rows_sql(feed)})
             SELECT t.*, f._powers, f._solos, f._draws, f._centre_total, f._fields_agree,
                    coalesce(f._player_conflict, false) AS _player_conflict
             FROM t LEFT JOIN {GAME_FACTS} f USING (game_id)"""
     if feed is LISTS:
         points = recent_points_sql("t.recent_points")
         return f"""
-            WITH t AS (SELECT * FROM {typed} WHERE NOT _replaced AND {in_scope(feed)}),
+            WITH t AS ({scoped_rows_sql(feed)}),
             systems AS (SELECT system, count(DISTINCT as_of) AS n FROM t WHERE system IS NOT NULL GROUP BY 1)
             SELECT t.*, s.n AS _as_of_count,
                    t.as_of = last_day(t.as_of) AS _as_of_month_end,
@@ -219,7 +224,7 @@ def candidates_sql(feed: Feed) -> str:
                    NOT list_bool_and(list_transform({points}, lambda x: regexp_full_match(x, '{RECENT_POINT_PATTERN}')))
                        AS _recent_malformed
             FROM t LEFT JOIN systems s USING (system)"""
-    return f"SELECT * FROM {typed} WHERE NOT _replaced AND {in_scope(feed)}"
+    return scoped_rows_sql(feed)
 
 
 def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) -> dict[int, list[str]]:
@@ -309,9 +314,11 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
     )
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
     (deleted,), = con.execute(f"DELETE FROM {feed.name} WHERE {in_scope(feed)}").fetchall()
+    # From the rows in scope, not the candidates: the facts the rules joined in are not stored,
+    # so they are not joined again here.
     con.execute(
         f"""INSERT INTO {feed.name}
-        SELECT {columns}, _source_file, _source_line FROM {candidates} c
+        SELECT {columns}, _source_file, _source_line FROM ({scoped_rows_sql(feed)}) c
         ANTI JOIN _quarantined q ON q.row_id = c._row_id"""
     )
     if deleted and feed.name not in MONTHLY_FEEDS:  # those are written through Arrow, all columns nullable
