@@ -153,3 +153,18 @@ def test_a_failed_output_check_is_listed_and_fails_strict(tmp_path, monkeypatch)
     code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w3"), "--systems", "club",
                              "--strict")
     assert code == 0 and "failed check" not in out, out + err
+
+
+def test_the_feed_balance_keeps_counts_of_any_size_apart():
+    from pipeline.cli.main import feed_balance_text
+    from pipeline.ingest.validation import FeedCounts
+
+    big = FeedCounts("games", files=50, rows_in=69_499_022, valid=69_499_022)
+    small = FeedCounts("event_results", files=2, rows_in=1_827_663, valid=1_827_660, quarantined=3, files_rejected=1)
+    head, *rows = feed_balance_text([big, small]).splitlines()
+    cells = [line.split() for line in rows]
+    assert head.split()[:4] == ["feed", "files", "rows", "in"]
+    assert cells == [["games", "50", "69,499,022", "69,499,022", "0", "0", "0"],
+                     ["event_results", "2", "1,827,663", "1,827,660", "3", "0", "1"]]
+    # Right-aligned under their headings: every line ends at the same column.
+    assert len({len(line) for line in (head, *rows)}) == 1

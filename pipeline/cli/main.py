@@ -254,12 +254,17 @@ def plural(count: int, one: str, many: str) -> str:
 
 
 def feed_balance_text(counts) -> str:
-    """The feed balance as a table: rows in = valid + quarantined + replaced."""
-    lines = [f"  {'feed':<14}{'files':>6}{'rows in':>10}{'valid':>10}{'quarantined':>13}{'replaced':>10}{'files rejected':>16}"]
-    for c in counts:
-        lines.append(f"  {c.feed:<14}{c.files:>6}{c.rows_in:>10,}{c.valid:>10,}{c.quarantined:>13,}"
-                     f"{c.replaced:>10,}{c.files_rejected:>16}")
-    return "\n".join(lines)
+    """The feed balance as a table: rows in = valid + quarantined + replaced. Each column is as
+    wide as its widest entry, so counts of any size stay apart."""
+    head = ("feed", "files", "rows in", "valid", "quarantined", "replaced", "files rejected")
+    rows = [(c.feed, f"{c.files:,}", f"{c.rows_in:,}", f"{c.valid:,}", f"{c.quarantined:,}", f"{c.replaced:,}",
+             f"{c.files_rejected:,}") for c in counts]
+    widths = [max(len(row[k]) for row in (head, *rows)) for k in range(len(head))]
+
+    def line(row) -> str:
+        return "  " + row[0].ljust(widths[0]) + "".join(f"  {cell:>{width}}" for cell, width in zip(row[1:], widths[1:]))
+
+    return "\n".join(line(row) for row in (head, *rows))
 
 
 def quarantine_line(entry) -> str:
