@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -25,8 +26,9 @@ CHECKPOINT_FORMAT = 6
 # Months of input read at once.
 READ_MONTHS = 12
 
-# Rows buffered before a batch is validated and written (bounds memory on long backfills).
-FLUSH_ROWS = 2_000_000
+# Rows buffered before a batch is validated and written (bounds memory on long backfills: a batch
+# is computed while the one before it is written, so two are held).
+FLUSH_ROWS = 1_000_000
 
 
 class NothingToRate(Exception):
@@ -137,38 +139,59 @@ def run_system(
     pending: list[PendingMonth] = []
     checkpoints: list[tuple[Month, dict]] = []
     buffered = 0
-    for index, month in enumerate(months):
-        if month not in by_month:
-            # Read a year of rows at a time: memory follows the busiest year, not the whole history.
-            chunk = months[index:index + READ_MONTHS]
-            rows = read_results(warehouse, system.feed, chunk[0], chunk[-1])
-            by_month = split_by_month(rows, system.feed, chunk)
-        results = by_month[month]
-        out = system.step(state, MonthInput(month, results, registry))
-        state = out.state
-        note_names(carry, results)
-        rankings = finalize_rankings(system, month, out, carry, registry_lookup)
-        history = finalize_history(system, out)
-        pending.append(PendingMonth(month, rankings, history, dict(out.extras)))
-        buffered += rankings.num_rows + history.num_rows
-        result.history_rows += history.num_rows
-        is_last = index == len(months) - 1
-        if month.month == 12 or is_last:
-            checkpoints.append((month, _checkpoint_payload(system, state, carry, config_key, chain[month])))
-        if buffered >= FLUSH_ROWS or is_last:
-            result.checks = merge_outcomes(result.checks, write_months(warehouse, system, pending))
-            # Checkpoints and the manifest are saved only once the files they stand for are on disk.
-            for cp_month, payload in checkpoints:
-                warehouse.save_checkpoint(system.name, cp_month, payload)
-            manifest = warehouse.load_manifest(system.name)
-            manifest.update({str(p.month): chain[p.month] for p in pending})
-            warehouse.save_manifest(system.name, manifest)
-            if progress:
-                progress(f"{system.name}: wrote {pending[0].month}..{pending[-1].month} "
-                         f"({index + 1}/{len(months)} months)")
-            pending, checkpoints, buffered = [], [], 0
-        result.months.append(month)
-        result.last_table = rankings
+
+    def save(batch: list[PendingMonth], batch_checkpoints: list[tuple[Month, dict]]) -> list[CheckOutcome]:
+        """Validate, check and write a batch of months, then its checkpoints and the manifest:
+        those are saved only once the files they stand for are on disk."""
+        outcomes = write_months(warehouse, system, batch)
+        for cp_month, payload in batch_checkpoints:
+            warehouse.save_checkpoint(system.name, cp_month, payload)
+        manifest = warehouse.load_manifest(system.name)
+        manifest.update({str(p.month): chain[p.month] for p in batch})
+        warehouse.save_manifest(system.name, manifest)
+        return outcomes
+
+    def saved(batch: tuple[Future, Month, Month, int]) -> None:
+        """Wait for a batch handed to the saver; its outcomes join the run's, and its progress line
+        is told here, on the run's own thread."""
+        future, batch_first, batch_last, done = batch
+        result.checks = merge_outcomes(result.checks, future.result())
+        if progress:
+            progress(f"{system.name}: wrote {batch_first}..{batch_last} ({done}/{len(months)} months)")
+
+    # A batch is saved on a thread of its own while the next one is computed (the writing is
+    # mostly Parquet and DuckDB work, which releases the GIL). One batch at a time, in order: a
+    # batch is handed over only after the one before it is saved, so a failure stops the run
+    # before any later month is written, and memory holds at most two batches.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="save") as saver:
+        saving: tuple[Future, Month, Month, int] | None = None
+        for index, month in enumerate(months):
+            if month not in by_month:
+                # Read a year of rows at a time: memory follows the busiest year, not the whole history.
+                chunk = months[index:index + READ_MONTHS]
+                rows = read_results(warehouse, system.feed, chunk[0], chunk[-1])
+                by_month = split_by_month(rows, system.feed, chunk)
+            results = by_month[month]
+            out = system.step(state, MonthInput(month, results, registry))
+            state = out.state
+            note_names(carry, results)
+            rankings = finalize_rankings(system, month, out, carry, registry_lookup)
+            history = finalize_history(system, out)
+            pending.append(PendingMonth(month, rankings, history, dict(out.extras)))
+            buffered += rankings.num_rows + history.num_rows
+            result.history_rows += history.num_rows
+            is_last = index == len(months) - 1
+            if month.month == 12 or is_last:
+                checkpoints.append((month, _checkpoint_payload(system, state, carry, config_key, chain[month])))
+            if buffered >= FLUSH_ROWS or is_last:
+                if saving is not None:
+                    saved(saving)
+                saving = (saver.submit(save, pending, checkpoints), pending[0].month, month, index + 1)
+                pending, checkpoints, buffered = [], [], 0
+            result.months.append(month)
+            result.last_table = rankings
+        if saving is not None:
+            saved(saving)
     remove_superseded_checkpoints(warehouse, system.name, last)
     result.seconds = time.perf_counter() - started
     return result
