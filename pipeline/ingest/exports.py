@@ -127,11 +127,6 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
     order = ", ".join(quote_ident(k) for k in feed.key)
     con.execute("CREATE OR REPLACE TEMP TABLE _export_months (month DATE)")
     con.executemany("INSERT INTO _export_months VALUES (?)", [[m.first_day] for m in months])
-    reader = con.sql(
-        f"""SELECT {columns}, CAST(date_trunc('month', {date}) AS DATE) AS _month FROM {quote_ident(feed.name)}
-        WHERE {date} BETWEEN ? AND ? AND date_trunc('month', {date}) IN (SELECT month FROM _export_months)
-        ORDER BY _month, {order}""", params=[min(months).first_day, max(months).last_day]
-    ).to_arrow_reader(EXPORT_BATCH_ROWS)  # the range lets DuckDB skip the row groups of other months
     written: set[Month] = set()
     held: list[pa.RecordBatch] = []
     current: Month | None = None
@@ -149,17 +144,26 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
                 while len(writing) > WRITES_AHEAD:
                     writing.popleft().result()
 
-        for batch in reader:
-            if batch.num_rows == 0:
-                continue
-            days = batch.column(batch.schema.get_field_index("_month")).cast(pa.int32()).to_numpy(zero_copy_only=False)
-            starts = [0, *(np.flatnonzero(np.diff(days)) + 1).tolist()]
-            for lo, hi in zip(starts, [*starts[1:], len(days)]):
-                month = Month.of(EPOCH + dt.timedelta(days=int(days[lo])))
-                if month != current:
-                    flush()
-                    held, current = [], month
-                held.append(batch.slice(lo, hi - lo))
+        # A year of months per query: one sort of every month at once outgrew DuckDB's memory and
+        # went to disk (10M games: 63 s -> 30 s); the range lets DuckDB skip the other years' row groups.
+        for year in sorted({m.year for m in months}):
+            chosen = [m for m in months if m.year == year]
+            reader = con.sql(
+                f"""SELECT {columns}, CAST(date_trunc('month', {date}) AS DATE) AS _month FROM {quote_ident(feed.name)}
+                WHERE {date} BETWEEN ? AND ? AND date_trunc('month', {date}) IN (SELECT month FROM _export_months)
+                ORDER BY _month, {order}""", params=[min(chosen).first_day, max(chosen).last_day]
+            ).to_arrow_reader(EXPORT_BATCH_ROWS)
+            for batch in reader:
+                if batch.num_rows == 0:
+                    continue
+                days = batch.column(batch.schema.get_field_index("_month")).cast(pa.int32()).to_numpy(zero_copy_only=False)
+                starts = [0, *(np.flatnonzero(np.diff(days)) + 1).tolist()]
+                for lo, hi in zip(starts, [*starts[1:], len(days)]):
+                    month = Month.of(EPOCH + dt.timedelta(days=int(days[lo])))
+                    if month != current:
+                        flush()
+                        held, current = [], month
+                    held.append(batch.slice(lo, hi - lo))
         flush()
         while writing:
             writing.popleft().result()
