@@ -170,8 +170,7 @@ def game_facts_sql() -> str:
                false AS _player_conflict
         FROM (SELECT *, CASE WHEN player_id IS NOT NULL THEN hash(player_id) END AS _holder_hash,
                      CASE WHEN original_player_id IS NOT NULL THEN hash(original_player_id) END AS _original_hash
-              FROM {typed_table(GAMES)}
-              WHERE NOT _replaced AND {in_scope(GAMES)} AND game_id IS NOT NULL)
+              FROM ({scoped_rows_sql(GAMES)}) WHERE game_id IS NOT NULL)
         GROUP BY game_id"""
 
 
@@ -181,9 +180,8 @@ def player_conflicts_sql() -> str:
     an original player still holds no other (SPEC §2). Counted within the game's own aggregate
     (list_distinct drops nulls): a second grouping by game and person cost twice this."""
     return f"""
-        SELECT game_id FROM {typed_table(GAMES)}
-        WHERE NOT _replaced AND {in_scope(GAMES)}
-          AND game_id IN (SELECT game_id FROM {GAME_FACTS} WHERE _ids_unsettled)
+        SELECT game_id FROM ({scoped_rows_sql(GAMES)})
+        WHERE game_id IN (SELECT game_id FROM {GAME_FACTS} WHERE _ids_unsettled)
         GROUP BY game_id
         HAVING CASE WHEN coalesce(bool_and(multi_site), false)
                     THEN count(original_player_id) > len(list_distinct(list(original_player_id)))
