@@ -61,6 +61,7 @@ class DeliveredRow(DataFrameModel):
     delivery: int = Field(alias="_delivery", description="Number of the file in the working copy (files are ordered by path).")
     duplicate_in_file: bool = Field(alias="_duplicate_in_file", description="The key occurs more than once in the same file.")
     replaced: bool = Field(alias="_replaced", description="A later delivery carries the same key.")
+    valid: bool = Field(alias="_valid", description="The last validation found the row valid (the feed's view shows it).")
 
     class Config:
         strict = True

@@ -205,6 +205,34 @@ def test_a_lost_working_copy_is_rebuilt_from_the_warehouse(tmp_path, parsed):
     assert_equals_an_ingest_from_scratch(raw, root)
 
 
+def test_a_working_copy_of_the_older_layout_is_rebuilt_from_the_staged_rows(tmp_path, parsed):
+    """A working copy that kept the valid rows in a table of their own (no `_valid` flag) is
+    rebuilt from the warehouse's staged rows: no delivery is read again, `<feed>` becomes the view
+    of the flagged rows, and everything equals an ingest from scratch."""
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 2, 9), "g2"))
+    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
+    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
+    ingest(raw, root)
+    before = ingest_files(root)
+    con = duckdb.connect(str(root / "diprank.duckdb"))
+    for feed in FEEDS:
+        con.execute(f'CREATE TABLE "_old_{feed}" AS SELECT * FROM "{feed}"')
+        con.execute(f'DROP VIEW "{feed}"')
+        con.execute(f'ALTER TABLE "_old_{feed}" RENAME TO "{feed}"')
+        con.execute(f"ALTER TABLE typed_{feed} DROP COLUMN _valid")
+    con.close()
+    parsed.clear()
+    ingest(raw, root)
+    assert parsed == []
+    con = duckdb.connect(str(root / "diprank.duckdb"), read_only=True)
+    views = {name for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    con.close()
+    assert set(FEEDS) <= views
+    assert ingest_files(root) == before
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
 def test_a_staged_rows_file_lost_from_the_warehouse_is_read_again(tmp_path, parsed):
     raw, root = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))

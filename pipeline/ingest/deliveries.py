@@ -13,7 +13,8 @@ A file whose path, size and hash are in the manifest is not read again. The Duck
 working copy: `ingest_files` lists the files whose rows `typed_<feed>` holds; whatever differs
 from the manifest (files added, removed or changed, or a working copy missing or older than the
 warehouse) is loaded or dropped, and the groups of rows it touched (a game, an event, a player)
-are queued in `pending_groups`/`pending_files` for validation to take up.
+are queued in `pending_groups`/`pending_files` for validation to take up. Validation flags the
+rows it finds valid (`_valid`); `<feed>` is the view of them.
 """
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ GROUP_COLUMN = {GAMES.name: "game_id", EVENTS.name: "event_id", EVENT_RESULTS.na
 LINKED_FEEDS = {EVENTS.name: (EVENT_RESULTS.name,), EVENT_RESULTS.name: (EVENTS.name,)}
 
 FILES_TABLE = "ingest_files"
+# The column of `typed_<feed>` that validation sets on the rows it found valid; `<feed>` is the
+# view of those rows. Set in place, a flag costs next to nothing where a table of the valid rows
+# cost a second copy of every row (10M games: 33 s).
+VALID_FLAG = "_valid"
 PENDING_GROUPS = "pending_groups"
 PENDING_FILES = "pending_files"
 PENDING_EXPORTS = "pending_exports"
@@ -167,13 +172,36 @@ def _create_typed(con, feed: Feed) -> None:
     con.execute(
         f"""CREATE OR REPLACE TABLE typed_{feed.name} AS
         SELECT CAST(0 AS BIGINT) AS _row_id, {typed_columns(feed)}, CAST(0 AS BIGINT) AS _delivery,
-               false AS _duplicate_in_file, false AS _replaced
+               false AS _duplicate_in_file, false AS _replaced, false AS {VALID_FLAG}
         FROM {staged} WHERE false""")
-    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(feed.name)} AS SELECT "
-                f"{', '.join(quote_ident(c) for c in feed.column_names)}, {SOURCE_FILE}, {SOURCE_LINE} "
-                f"FROM typed_{feed.name} WHERE false")
+    drop_valid_rows(con, feed)
+    con.execute(f"CREATE VIEW {quote_ident(feed.name)} AS {valid_rows_sql(feed)}")
     con.execute(f"DROP TABLE {staged}")
     con.execute("DELETE FROM quarantine WHERE feed = ? AND record_key IS NOT NULL", [feed.name])
+
+
+def valid_rows_sql(feed: Feed) -> str:
+    """The feed's valid rows, as `<feed>` shows them: the rows of the working copy validation
+    last found valid (feed columns and lineage)."""
+    columns = ", ".join(quote_ident(c) for c in feed.column_names)
+    return f"SELECT {columns}, {SOURCE_FILE}, {SOURCE_LINE} FROM typed_{feed.name} WHERE {VALID_FLAG}"
+
+
+def drop_valid_rows(con, feed: Feed) -> None:
+    """Drop `<feed>`, the view of the valid rows, or the table that held them in older working copies."""
+    for kind, catalog in (("VIEW", "duckdb_views() WHERE view_name"), ("TABLE", "duckdb_tables() WHERE table_name")):
+        (found,), = con.execute(f"SELECT count(*) FROM {catalog} = ? AND NOT temporary AND schema_name = 'main'",
+                                [feed.name]).fetchall()
+        if found:
+            con.execute(f"DROP {kind} {quote_ident(feed.name)}")
+
+
+def _current_layout(con, feed: Feed) -> bool:
+    """Whether the working copy is of this version's layout: `<feed>` a view of `typed_<feed>`
+    holding the feed's columns (an older one kept the valid rows in a table of their own)."""
+    (views,), = con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ? AND NOT temporary "
+                            "AND schema_name = 'main'", [feed.name]).fetchall()
+    return views == 1 and _held_columns(con, feed) == feed.column_names
 
 
 def _held_files(con, feed: Feed) -> dict[str, int]:
@@ -181,8 +209,9 @@ def _held_files(con, feed: Feed) -> dict[str, int]:
     copy of the feed (and the table new files' rows arrive in) when it holds none."""
     ensure_ingest_tables(con)
     held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
-    if held and _held_columns(con, feed) != feed.column_names:
-        # A working copy from before the feed gained a column: rebuilt from the files.
+    if held and not _current_layout(con, feed):
+        # A working copy of an older layout (before the feed gained a column, or with the valid
+        # rows in a table of their own): rebuilt from the staged files.
         con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ?", [feed.name])
         held = {}
     if not held:
@@ -294,6 +323,8 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
     con.begin()
     try:
         _queue(con, feed, gone)
+        # The months the valid rows of gone files held, while the view still shows them.
+        _queue_months(con, feed)
         con.execute(f"DELETE FROM {typed} WHERE {OF_FILES.format(column='_delivery')}", [gone])
         con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ? AND {OF_FILES.format(column='number')}",
                     [feed.name, gone])
@@ -309,7 +340,7 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
                 source, parameters = _staged_rows(con, feed, record, warehouse)
                 # Row ids: the file's number and the line, unique in the working copy.
                 con.execute(f"INSERT INTO {typed} SELECT (CAST(? AS BIGINT) << 32) + {SOURCE_LINE}, "
-                            f"{typed_columns(feed)}, ?, false, false FROM {source}", [number, number, *parameters])
+                            f"{typed_columns(feed)}, ?, false, false, false FROM {source}", [number, number, *parameters])
         _queue(con, feed, added)
         _queue_months(con, feed)
         _mark_repeated_keys(con, feed)

@@ -23,7 +23,7 @@ from pipeline.ingest.deliveries import export_done, export_due, pending_months
 from pipeline.ingest.fingerprints import fingerprints_path, month_fingerprints, write_month_fingerprints
 from pipeline.ingest.validation import QUARANTINE_TABLE
 from pipeline.warehouse.sql import quote_ident
-from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_parquet, export_parquet
+from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -57,16 +57,21 @@ def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed
     if feed.name in MONTHLY_FEEDS:
         write_months(con, warehouse, feed, months or [])
     else:
-        export_parquet(con, warehouse, f"SELECT {columns} FROM {feed.name} ORDER BY {order}",
-                       warehouse.validated(feed.name))
-    # Through Arrow with every column nullable: DuckDB's COPY marks a column required when its
-    # table's statistics see no null, so the file's schema would change with its rows (and with
-    # rows deleted before). Quarantines are small.
+        write_nullable(warehouse.validated(feed.name),
+                       con.sql(f"SELECT {columns} FROM {quote_ident(feed.name)} ORDER BY {order}").to_arrow_table())
     entries = con.sql(
         f"""SELECT * FROM {QUARANTINE_TABLE} WHERE feed = ?
         ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail""", params=[feed.name]).to_arrow_table()
-    nullable = pa.schema([field.with_nullable(True) for field in entries.schema])
-    atomic_write_parquet(warehouse.quarantine(feed.name), entries.cast(nullable))
+    write_nullable(warehouse.quarantine(feed.name), entries)
+
+
+def write_nullable(path, table: pa.Table) -> None:
+    """Parquet with every column nullable, from one chunk. Through Arrow: DuckDB's COPY marks a
+    column required when its table's statistics see no null, so a file's schema would follow rows
+    that are not in it (the working copy's invalid rows, and rows deleted before); and one chunk,
+    so that the bytes do not follow how DuckDB's threads batched the rows."""
+    nullable = pa.schema([field.with_nullable(True) for field in table.schema])
+    atomic_write_parquet(path, table.cast(nullable).combine_chunks())
 
 
 def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed) -> bool:

@@ -10,11 +10,11 @@ from pipeline.core.feed_spec import (
     EVENT_RESULTS, EVENTS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
 )
 from pipeline.ingest.deliveries import (
-    GROUP_COLUMN, PENDING_FILES, PENDING_GROUPS, ingest_deliveries, queue_export,
+    GROUP_COLUMN, PENDING_FILES, PENDING_GROUPS, VALID_FLAG, ingest_deliveries, queue_export,
 )
 from pipeline.ingest.staging import FileProblem, SkippedEntry, outside_feed_folders, typed_table
 from pipeline.warehouse.sql import quote_ident
-from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse
+from pipeline.warehouse.store import Warehouse
 from schemas.engine import NOT_NULLABLE, rule_failures
 from schemas.feed_common import BAD_TYPE
 from schemas.event_results import EventResultsFeed
@@ -271,17 +271,10 @@ def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) ->
     return failures
 
 
-def refresh_statistics(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Rewrite a table whose rows were deleted. DuckDB's Parquet writer marks a column required
-    when the table's statistics say it holds no null, and statistics keep the nulls of deleted
-    rows: rewritten, they follow the rows alone, as in a table built from scratch."""
-    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(table)} AS SELECT * FROM {quote_ident(table)}")
-
-
 def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[str]]:
-    """Validate the rows of the groups and files queued since the last validation: their valid
-    rows replace theirs in `<feed>`, their failures theirs in the quarantine table. Returns the
-    failures by row id (empty when nothing was queued)."""
+    """Validate the rows of the groups and files queued since the last validation: their `_valid`
+    flags are set anew (`<feed>` shows the valid rows), their failures replace theirs in the
+    quarantine table. Returns the failures by row id (empty when nothing was queued)."""
     if not scope_tables(con, feed):
         return {}
     candidates = f"candidates_{feed.name}"
@@ -344,17 +337,11 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[
         ORDER BY c._row_id""",
         [feed.name],
     )
-    columns = ", ".join(quote_ident(c) for c in feed.column_names)
-    (deleted,), = con.execute(f"DELETE FROM {feed.name} WHERE {in_scope(feed)}").fetchall()
-    # From the rows in scope, not the candidates: the facts the rules joined in are not stored,
-    # so they are not joined again here.
+    # The rows in scope are valid when they are the latest delivery of their key and not
+    # quarantined; only the rows whose flag changes are written.
     con.execute(
-        f"""INSERT INTO {feed.name}
-        SELECT {columns}, _source_file, _source_line FROM ({scoped_rows_sql(feed)}) c
-        ANTI JOIN _quarantined q ON q.row_id = c._row_id"""
-    )
-    if deleted and feed.name not in MONTHLY_FEEDS:  # those are written through Arrow, all columns nullable
-        refresh_statistics(con, feed.name)
+        f"""UPDATE {typed_table(feed)} SET {VALID_FLAG} = NOT {VALID_FLAG}
+        WHERE {in_scope(feed)} AND {VALID_FLAG} <> (NOT _replaced AND _row_id NOT IN (SELECT row_id FROM _quarantined))""")
     drop_candidates(con, candidates)
     # Done last: a crash before this point leaves the work queued, and doing it again is harmless.
     queue_export(con, feed)
