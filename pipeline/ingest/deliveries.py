@@ -323,8 +323,8 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
     con.begin()
     try:
         _queue(con, feed, gone)
-        # The months the valid rows of gone files held, while the view still shows them.
-        _queue_months(con, feed)
+        if gone:  # the months the valid rows of gone files held, while the view still shows them
+            _queue_months(con, feed)
         con.execute(f"DELETE FROM {typed} WHERE {OF_FILES.format(column='_delivery')}", [gone])
         con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ? AND {OF_FILES.format(column='number')}",
                     [feed.name, gone])
