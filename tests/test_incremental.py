@@ -309,6 +309,37 @@ def test_a_warehouse_of_the_one_file_layout_is_read_then_rewritten_by_month(tmp_
     assert_equals_an_ingest_from_scratch(raw, root)
 
 
+def test_month_files_hold_their_rows_in_processing_order_and_older_ones_are_rewritten(tmp_path):
+    """Validated games are stored by finishing day, then game and power, the order the ratings
+    take them in, so a year is read without sorting. Month files in key order (an older version)
+    are still read in processing order, and the next ingest writes every month again."""
+    import pyarrow.parquet as pq
+
+    from pipeline.core.months import Month
+    from pipeline.ingest.fingerprints import fingerprints_path
+    from pipeline.rating.inputs import read_results
+
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    # Game "a" finishes after game "b" within the month: key order and processing order differ.
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 20), "a") + game(2, dt.date(2020, 1, 5), "b")
+              + game(3, dt.date(2020, 1, 5), "c"))
+    ingest(raw, root)
+    month_file = root / "validated" / "games" / "2020-01.parquet"
+    stored = pq.read_table(month_file)
+    assert stored.column("game_id").unique().to_pylist() == ["b", "c", "a"]
+    in_order = read_results(Warehouse(root), "games", Month(2020, 1), Month(2020, 1))
+    assert in_order.column("game_id").unique().to_pylist() == ["b", "c", "a"]
+
+    # As an older version stored them: rows by key, fingerprints without the mark of the order.
+    pq.write_table(stored.sort_by([("game_id", "ascending"), ("power", "ascending")]), month_file)
+    fingerprints = fingerprints_path(Warehouse(root), "games")
+    pq.write_table(pq.read_table(fingerprints).replace_schema_metadata(None), fingerprints)
+    assert read_results(Warehouse(root), "games", Month(2020, 1), Month(2020, 1)).equals(in_order)
+    ingest(raw, root)  # nothing new delivered
+    assert pq.read_table(month_file).column("game_id").unique().to_pylist() == ["b", "c", "a"]
+    assert_equals_an_ingest_from_scratch(raw, root)
+
+
 # Deliveries a sequence draws from; each takes a random source for its details. Dates fall in
 # 2019-10 … 2020-03: six months across a year's end keep whole runs short, and the club rating
 # starts each year afresh, so a game moved across the year matters.

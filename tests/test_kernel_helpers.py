@@ -257,3 +257,17 @@ def test_counted_games_keeps_counted_rows_and_their_runs(rows):
     assert kept.tolist() == expected
     runs = [k for k, r in enumerate(expected) if k == 0 or rows[r][0] != rows[expected[k - 1]][0]]
     assert starts.tolist() == runs + [len(expected)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.binary(max_size=10), st.sampled_from([b"A", b"B", b"AB"])),
+                max_size=12), st.booleans())
+def test_rows_in_order_is_the_order_of_python_tuples(rows, sort_first):
+    """rows_in_order says whether (day, first, second) never decreases, as Python compares tuples;
+    on sorted rows (and so with ties at every level) and on shuffled ones."""
+    if sort_first:
+        rows = sorted(rows)
+    days = np.array([r[0] for r in rows], np.int32)
+    first, second = buffers([r[1] for r in rows]), buffers([r[2] for r in rows])
+    expected = all(a <= b for a, b in itertools.pairwise(rows))
+    assert sort.rows_in_order(days, *first, *second) == expected

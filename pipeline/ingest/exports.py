@@ -20,7 +20,7 @@ import pyarrow as pa
 from pipeline.core.feed_spec import EVENT_RESULTS, GAMES, Feed
 from pipeline.core.months import Month
 from pipeline.ingest.deliveries import export_done, export_due, pending_months
-from pipeline.ingest.fingerprints import fingerprints_path, month_fingerprints, write_month_fingerprints
+from pipeline.ingest.fingerprints import fingerprints_path, month_fingerprints, months_in_order, write_month_fingerprints
 from pipeline.ingest.validation import QUARANTINE_TABLE
 from pipeline.warehouse.sql import quote_ident
 from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_parquet
@@ -106,9 +106,11 @@ def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed
 
 
 def months_to_mend(warehouse: Warehouse, feed: Feed) -> tuple[bool, list[Month]]:
-    """For a feed stored by month: whether every month must be written (the older layout, or no
-    fingerprints to know the months by), else the months the fingerprints list without a file."""
-    if warehouse.validated(feed.name).exists() or not fingerprints_path(warehouse, feed.name).exists():
+    """For a feed stored by month: whether every month must be written (an older layout: one file,
+    or month files in key order; or no fingerprints to know the months by), else the months the
+    fingerprints list without a file."""
+    if (warehouse.validated(feed.name).exists() or not fingerprints_path(warehouse, feed.name).exists()
+            or not months_in_order(warehouse, feed.name)):
         return True, []
     on_disk = set(warehouse.validated_months(feed.name))
     return False, sorted(set(month_fingerprints(warehouse, feed.name)) - on_disk)
@@ -122,14 +124,16 @@ def months_with_rows(con: duckdb.DuckDBPyConnection, feed: Feed) -> list[Month]:
 
 
 def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed, months: list[Month]) -> None:
-    """Write the file of each month given from the feed's valid rows (key order), and delete the
+    """Write the file of each month given from the feed's valid rows (by date, then key), and delete the
     file of each given month that has none. Through Arrow, one month at a time, with every column
     nullable and in one chunk: the same rows give the same bytes whichever run writes them."""
     if not months:
         return
     date = quote_ident(MONTHLY_FEEDS[feed.name])
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
-    order = ", ".join(quote_ident(k) for k in feed.key)
+    # By date, then key: the order the ratings process the rows in (for games: finishing day, game,
+    # power), so that they read a year of months without sorting it again.
+    order = ", ".join([date, *(quote_ident(k) for k in feed.key)])
     con.execute("CREATE OR REPLACE TEMP TABLE _export_months (month DATE)")
     con.executemany("INSERT INTO _export_months VALUES (?)", [[m.first_day] for m in months])
     written: set[Month] = set()

@@ -10,6 +10,8 @@ from pipeline.core.months import Month
 from pipeline.warehouse.store import Warehouse, file_location, is_local
 from pipeline.systems.base import EVENT_RESULT_COLUMNS, GAME_COLUMNS, PlayerInfo
 from pipeline.systems.games import merged_powers
+from pipeline.systems.kernels.ids import string_buffers
+from pipeline.systems.kernels.sort import rows_in_order
 
 GAMES_SQL = """
 SELECT game_id, site, variant, supply_centres, finished_on, rated, power, player_id, player_name,
@@ -18,8 +20,11 @@ SELECT game_id, site, variant, supply_centres, finished_on, rated, power, player
             THEN original_player_id ELSE player_id END AS responsible_player_id
 FROM read_parquet(?)
 WHERE finished_on BETWEEN ? AND ?
-ORDER BY finished_on, game_id, power
 """
+# The processing order. Month files hold their rows in it (pipeline.ingest.exports.write_months),
+# so a year is read in file order, checked, and sorted only when it is not in order (files of an
+# older version, until the next ingest writes them again): 1M games, 2.2 s -> 1.0 s per system.
+GAMES_ORDER = "ORDER BY finished_on, game_id, power"
 
 EVENTS_SQL = """
 SELECT e.event_id, e.name AS event_name, e.start_date, e.end_date, e.rounds, e.num_players,
@@ -42,7 +47,10 @@ def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> 
             files = [file_location(p) for p in warehouse.validated_files("games", first, last)]
             if not files:
                 return GAME_COLUMNS.empty_table()
-            table = con.sql(GAMES_SQL, params=[files, first.first_day, last.last_day]).to_arrow_table()
+            parameters = [files, first.first_day, last.last_day]
+            table = con.sql(GAMES_SQL, params=parameters).to_arrow_table()
+            if not in_processing_order(table):
+                table = con.sql(GAMES_SQL + GAMES_ORDER, params=parameters).to_arrow_table()
             return merged_powers(table.cast(GAME_COLUMNS))
         results, events = warehouse.validated("event_results"), warehouse.validated("events")
         if not (results.exists() and events.exists()):
@@ -51,6 +59,16 @@ def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> 
         return table.cast(EVENT_RESULT_COLUMNS)
     finally:
         con.close()
+
+
+def in_processing_order(games: pa.Table) -> bool:
+    """Whether every row comes after the one before it by (finished_on, game_id, power)."""
+    columns = [games.column(name).combine_chunks() for name in ("finished_on", "game_id", "power")]
+    if any(column.null_count for column in columns):
+        return False  # not known to be in order
+    days, game, power = columns
+    return rows_in_order(days.cast(pa.int32()).to_numpy(zero_copy_only=False),
+                         *string_buffers(game), *string_buffers(power))
 
 
 def split_by_month(table: pa.Table, feed: str, months: list[Month]) -> dict[Month, pa.Table]:

@@ -141,3 +141,18 @@ def extend_id_order(order, known, total, offsets, data):
             order[k + j + 1] = order[k]
         order[lo + j] = new[j]
         old = lo
+
+
+@njit(cache=True)
+def rows_in_order(days, first_offsets, first_data, second_offsets, second_data):
+    """Whether every row comes after the one before it by (day, first string, second string);
+    the strings as Arrow offsets and UTF-8 bytes. One pass, stopping at the first row out of order."""
+    for r in range(1, days.shape[0]):
+        if days[r] != days[r - 1]:
+            if days[r] < days[r - 1]:
+                return False
+        elif id_less(first_offsets, first_data, r, r - 1):
+            return False
+        elif not id_less(first_offsets, first_data, r - 1, r) and id_less(second_offsets, second_data, r, r - 1):
+            return False
+    return True
