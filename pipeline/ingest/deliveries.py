@@ -187,21 +187,29 @@ def valid_rows_sql(feed: Feed) -> str:
     return f"SELECT {columns}, {SOURCE_FILE}, {SOURCE_LINE} FROM typed_{feed.name} WHERE {VALID_FLAG}"
 
 
+# The catalog function and its name column, per kind of object the database file holds.
+_CATALOG = {"VIEW": ("duckdb_views()", "view_name"), "TABLE": ("duckdb_tables()", "table_name")}
+
+
+def _stored(con, kind: str, name: str) -> bool:
+    """Whether the database file (not this connection's temporary objects) holds a VIEW or TABLE `name`."""
+    function, column = _CATALOG[kind]
+    (found,), = con.execute(f"SELECT count(*) FROM {function} WHERE {column} = ? AND NOT temporary "
+                            "AND schema_name = 'main'", [name]).fetchall()
+    return found > 0
+
+
 def drop_valid_rows(con, feed: Feed) -> None:
     """Drop `<feed>`, the view of the valid rows, or the table that held them in older working copies."""
-    for kind, catalog in (("VIEW", "duckdb_views() WHERE view_name"), ("TABLE", "duckdb_tables() WHERE table_name")):
-        (found,), = con.execute(f"SELECT count(*) FROM {catalog} = ? AND NOT temporary AND schema_name = 'main'",
-                                [feed.name]).fetchall()
-        if found:
+    for kind in _CATALOG:
+        if _stored(con, kind, feed.name):
             con.execute(f"DROP {kind} {quote_ident(feed.name)}")
 
 
 def _current_layout(con, feed: Feed) -> bool:
     """Whether the working copy is of this version's layout: `<feed>` a view of `typed_<feed>`
     holding the feed's columns (an older one kept the valid rows in a table of their own)."""
-    (views,), = con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ? AND NOT temporary "
-                            "AND schema_name = 'main'", [feed.name]).fetchall()
-    return views == 1 and _held_columns(con, feed) == feed.column_names
+    return _stored(con, "VIEW", feed.name) and _held_columns(con, feed) == feed.column_names
 
 
 def _held_files(con, feed: Feed) -> dict[str, int]:

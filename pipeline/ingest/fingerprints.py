@@ -11,7 +11,7 @@ import hashlib
 import duckdb
 
 from pipeline.core.months import Month, month_range
-from pipeline.warehouse.store import Warehouse, file_location
+from pipeline.warehouse.store import Warehouse, atomic_write_parquet, file_location, read_parquet
 
 # Over the validated tables (named `games`, `events`, `event_results`); run once per ingest. The
 # games' months may be limited to those an ingest rewrote ({where}); the other months keep theirs.
@@ -51,8 +51,6 @@ def write_month_fingerprints(con: duckdb.DuckDBPyConnection, warehouse: Warehous
     With `months` (games only), only those months are hashed again and the stored file keeps the
     others' rows: each month's fingerprint depends on its own rows alone, so the file is the same
     as one computed over everything."""
-    from pipeline.warehouse.store import atomic_write_parquet, read_parquet
-
     path = fingerprints_path(warehouse, feed)
     if months is None or not path.exists():
         table = con.sql(FEED_SQL[feed]).to_arrow_table()
@@ -74,8 +72,6 @@ def write_month_fingerprints(con: duckdb.DuckDBPyConnection, warehouse: Warehous
 
 def months_in_order(warehouse: Warehouse, feed: str) -> bool:
     """Whether the stored fingerprints say the feed's month files hold their rows by date, then key."""
-    from pipeline.warehouse.store import read_parquet
-
     path = fingerprints_path(warehouse, feed)
     metadata = read_parquet(path, columns=["year"]).schema.metadata or {}
     return all(metadata.get(k) == v for k, v in MONTH_ORDER.items())
