@@ -14,6 +14,8 @@ from pipeline.rating.numbering import PlayerNumbers
 from pipeline.core.months import Month
 from pipeline.warehouse.store import Warehouse, atomic_write_parquet, scratch
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem
+from pipeline.systems.kernels.ids import string_buffers
+from pipeline.systems.kernels.sort import rows_in_order
 from schemas.engine import ModelMismatch, rule_failures
 
 COMMON_HEAD = ["system", "as_of", "rank", "player_id", "player_name", "rating",
@@ -50,6 +52,20 @@ class Carry:
         self.prev_rating, self.has_prev_rating = _values(players["_prev_rating"], np.float64)
         self.peak, self.has_peak = _values(players["_peak"], np.float64)
         self.names = players["_name"].combine_chunks()
+        # Each player's row in the registry's names (-1: not named there), for the registry it
+        # was looked up in: an id is hashed into the registry once, when first numbered.
+        self._registry: RegistryNames | None = None
+        self._registry_rows = np.zeros(0, dtype=np.int64)
+
+    def registry_rows(self, registry: "RegistryNames", numbers: np.ndarray) -> np.ndarray:
+        """The registry row of each numbered player (-1 where the registry has no name)."""
+        n = self.numbers.count
+        if registry is not self._registry:
+            self._registry, self._registry_rows = registry, np.zeros(0, dtype=np.int64)
+        known = self._registry_rows.shape[0]
+        if known < n:
+            self._registry_rows = np.concatenate([self._registry_rows, registry.rows(self.numbers.ids()[known:n])])
+        return self._registry_rows[numbers]
 
     def encode(self) -> dict:
         n = self.numbers.count
@@ -126,10 +142,15 @@ class RegistryNames:
         self.size = len(ids)
         self.names = pa.array([registry[p].name for p in ids], pa.string())
 
-    def of(self, ids: pa.Array) -> pa.Array:
-        """Each id's registry name, null for a player the registry does not name."""
-        numbers = self.numbers.numbers(ids)  # ids outside the registry get numbers from `size` on
-        return self.names.take(pa.array(numbers, mask=numbers >= self.size))
+    def rows(self, ids: pa.Array) -> np.ndarray:
+        """Each id's row in `names`, -1 for a player the registry does not name."""
+        numbers = self.numbers.numbers(ids).astype(np.int64)  # ids outside the registry get numbers from `size` on
+        numbers[numbers >= self.size] = -1
+        return numbers
+
+    def named(self, rows: np.ndarray) -> pa.Array:
+        """The names at registry rows (null at -1)."""
+        return self.names.take(pa.array(rows, mask=rows < 0))
 
 
 def registry_names(registry: Mapping[str, PlayerInfo]) -> RegistryNames:
@@ -141,8 +162,9 @@ def note_names(carry: Carry, results: pa.Table) -> None:
     """Remember the latest feed name of every player in the month's rows (row order = time order)."""
     if results.num_rows == 0 or "player_name" not in results.column_names:
         return
-    named = results.select(["player_id", "player_name"]).filter(
-        pc.and_(pc.is_valid(results["player_name"]), pc.is_valid(results["player_id"])))
+    named = results.select(["player_id", "player_name"])
+    if named["player_name"].null_count or named["player_id"].null_count:
+        named = named.filter(pc.and_(pc.is_valid(named["player_name"]), pc.is_valid(named["player_id"])))
     if named.num_rows == 0:
         return
     numbers = carry.numbered(named["player_id"].cast(pa.string()).combine_chunks())
@@ -156,7 +178,9 @@ def note_names(carry: Carry, results: pa.Table) -> None:
 def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carry: Carry,
                       registry: RegistryNames) -> pa.Table:
     """The month's table with the common columns (SPEC §4) in front; advances the carry."""
-    table = out.table.sort_by([("rank", "ascending"), ("player_id", "ascending")])
+    table = out.table
+    if not in_rank_order(table):
+        table = table.sort_by([("rank", "ascending"), ("player_id", "ascending")])
     n = table.num_rows
     rank = table["rank"].cast(pa.int64()).combine_chunks()
     rating = table["rating"].cast(pa.float64()).combine_chunks()
@@ -166,7 +190,7 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
     previous_rating = pa.array(carry.prev_rating[numbers], mask=~carry.has_prev_rating[numbers])
     peak = pc.max_element_wise(pa.array(carry.peak[numbers], mask=~carry.has_peak[numbers]), rating,
                                skip_nulls=True)
-    name = pc.coalesce(registry.of(ids), carry.names.take(pa.array(numbers)))
+    name = pc.coalesce(registry.named(carry.registry_rows(registry, numbers)), carry.names.take(pa.array(numbers)))
     common = {
         "system": pa.repeat(pa.scalar(system.name, pa.string()), n),
         "as_of": pa.repeat(pa.scalar(month.last_day, pa.date32()), n),
@@ -187,6 +211,16 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
     own = [c for c in table.column_names if c not in ("rank", "player_id", "rating")]
     return pa.table({**{k: (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v) for k, v in common.items()},
                      **{c: table[c] for c in own}})
+
+
+def in_rank_order(table: pa.Table) -> bool:
+    """Whether a month's table is already in its published order, rank then player_id (systems
+    list it so; checked in one compiled pass, as sorting a table by a string costs more)."""
+    rank, ids = table["rank"].combine_chunks(), table["player_id"].combine_chunks()
+    if rank.null_count or ids.null_count or not pa.types.is_integer(rank.type) or ids.type != pa.string():
+        return False
+    buffers = string_buffers(ids)
+    return rows_in_order(np.asarray(rank.to_numpy(zero_copy_only=False), dtype=np.int64), *buffers, *buffers)
 
 
 def _values_at(array: pa.Array, rows: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
