@@ -5,7 +5,7 @@ import pyarrow as pa
 
 from pipeline.core import state_codec
 from pipeline.core.months import Month, month_range
-from pipeline.rating.writer import Carry, finalize_rankings, note_names, registry_names
+from pipeline.rating.writer import Carry, finalize_rankings, in_rank_order, note_names, registry_names
 from pipeline.systems.base import MonthOutput, PlayerInfo
 
 MONTHS = month_range(Month(2020, 11), Month(2021, 3))
@@ -80,3 +80,38 @@ def test_a_resumed_carry_encodes_to_the_same_bytes():
     resumed = Carry.decode(state_codec.loads(state_codec.dumps(carry.encode())))
     month_table(4, resumed, registry)
     assert state_codec.dumps(resumed.encode()) == state_codec.dumps(straight.encode())
+
+
+def test_a_table_out_of_rank_order_is_published_in_it():
+    # Equal ranks in reverse id order, and a rank before a smaller one: both sorted into place.
+    carry, registry = Carry(), registry_names({})
+    out = MonthOutput(state=None, table=pa.table({
+        "rank": pa.array([1, 1, 3, 2], pa.int64()),
+        "player_id": pa.array(["b", "a", "d", "c"], pa.string()),
+        "rating": pa.array([9.0, 9.0, 5.0, 7.0], pa.float64()),
+    }), history=pa.table({}), extras={})
+    table = finalize_rankings(Named(), MONTHS[0], out, carry, registry)
+    assert table.select(["rank", "player_id", "rating"]).to_pylist() == [
+        {"rank": 1, "player_id": "a", "rating": 9.0}, {"rank": 1, "player_id": "b", "rating": 9.0},
+        {"rank": 2, "player_id": "c", "rating": 7.0}, {"rank": 3, "player_id": "d", "rating": 5.0},
+    ]
+
+
+def test_a_table_in_rank_order_is_recognised_only_when_it_is():
+    def ordered(ranks, ids):
+        return in_rank_order(pa.table({"rank": pa.array(ranks, pa.int64()), "player_id": pa.array(ids, pa.string())}))
+
+    assert ordered([1, 1, 3], ["a", "b", "a"])
+    assert ordered([], [])
+    assert not ordered([1, 1], ["b", "a"])
+    assert not ordered([2, 1], ["a", "b"])
+    assert not ordered([1, 1], ["ab", "a"])
+    assert not ordered([1, None], ["a", "b"])
+
+
+def test_a_carry_names_players_from_the_registry_it_is_given():
+    carry = Carry()
+    first = month_table(0, carry, registry_names({"a": PlayerInfo(name="Ada", country=None)}))
+    second = month_table(1, carry, registry_names({"b": PlayerInfo(name="Bea", country=None)}))
+    assert first["player_name"].to_pylist() == ["Ada", "Bob"]
+    assert second["player_name"].to_pylist() == ["Bea", "Cy"]
