@@ -2,8 +2,9 @@
 
 `measure(games_table)` steps ClubRating over every month of a games table (GAME_COLUMNS, in
 processing order, split into zero-copy month slices beforehand as the runner does) and reports
-games/s and player-results/s (rows/s) of the best of `repeats` runs, after a warm-up on a small
-table so JIT compilation (or loading the cache) is not counted. The reference
+games/s and player-results/s (rows/s) of the best of `repeats` runs, taking turns with
+openskill's (benchmarks.timing), after a warm-up on a small table so JIT compilation (or loading
+the cache) is not counted. The reference
 (pipeline.systems.club.reference, which recomputes every month from scratch, so its per-game rate falls
 as the slice grows) runs on the first games only; openskill's PlackettLuce rates each game of a
 slice once, ratings kept in a dict. Times are this process's CPU time, so other work on the
@@ -35,6 +36,7 @@ from pipeline.systems.club.reference import club_reference  # noqa: E402
 from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
 from pipeline.systems.club.rules import ClubRating  # noqa: E402
 from pipeline.systems.games import games_from_rows  # noqa: E402
+from benchmarks.timing import best_seconds, cpu_seconds  # noqa: E402
 
 REFERENCE_GAMES = 1_500
 OPENSKILL_GAMES = 20_000
@@ -129,16 +131,12 @@ def measure(games_table: pa.Table, repeats: int = 3) -> dict:
     run_kernel(by_month(first_games(games_table, 2_000)))  # warm-up: JIT compile or load the cache
     months = by_month(games_table)
     games, rows = game_count(games_table), games_table.num_rows
-    kernel_seconds = float("inf")
-    for _ in range(repeats):
-        started = time.process_time()
-        run_kernel(months)
-        kernel_seconds = min(kernel_seconds, time.process_time() - started)
-
     reference_table = first_games(games_table, REFERENCE_GAMES)
     reference_seconds = rate_reference(reference_table)
     openskill_table = first_games(games_table, OPENSKILL_GAMES)
-    openskill_seconds = rate_openskill(openskill_table)
+    best = best_seconds(repeats, {"kernel": cpu_seconds(lambda: run_kernel(months)),
+                                  "openskill": lambda: rate_openskill(openskill_table)})
+    kernel_seconds, openskill_seconds = best["kernel"], best["openskill"]
 
     def rates(table_games: int, table_rows: int, seconds: float) -> dict:
         return {"games": table_games, "seconds": seconds, "games_per_s": table_games / seconds,

@@ -5,7 +5,8 @@ in processing order) after a warm-up on a small table (so JIT compilation is not
 whole step, from the month's Arrow table to its list and history tables. It runs the reference
 (pipeline.systems.diwz.reference) on the first months up to a few thousand games and extrapolates per
 game, and rates the same 7-power games once each with openskill's PlackettLuce (ratings kept in
-a dict), on a slice when the table is large. Rates count rated games (the ones DiWZ rates) and
+a dict), on a slice when the table is large; the kernel and openskill take turns, best of
+`repeats` rounds (benchmarks.timing). Rates count rated games (the ones DiWZ rates) and
 their player results; times are CPU seconds of this process (time.process_time), which other
 load on the machine disturbs less than wall time.
 
@@ -37,6 +38,7 @@ from pipeline.systems.diwz.reference import reference_diwz  # noqa: E402
 from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
 from pipeline.systems.diwz.rules import DiWZ  # noqa: E402
 from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO  # noqa: E402
+from benchmarks.timing import best_seconds  # noqa: E402
 
 EPOCH = dt.date(1970, 1, 1)
 REFERENCE_GAMES = 3_000
@@ -145,7 +147,10 @@ def measure(games_table: pa.Table, repeats: int = 3) -> dict:
     """games/s and player-results/s of the DiWZ kernel path, the reference and openskill."""
     run_kernel(head_months(games_table, 500))                  # compile (or load the cache)
     games, rows = rated_games(games_table)
-    kernel_seconds = min(run_kernel(games_table)[0] for _ in range(repeats))
+    sample = openskill_games(games_table, OPENSKILL_GAMES)
+    best = best_seconds(repeats, {"kernel": lambda: run_kernel(games_table)[0],
+                                  "openskill": lambda: run_openskill(sample)})
+    kernel_seconds, openskill_seconds = best["kernel"], best["openskill"]
 
     head = head_months(games_table, REFERENCE_GAMES)
     head_games, head_rows = rated_games(head)
@@ -154,9 +159,6 @@ def measure(games_table: pa.Table, repeats: int = 3) -> dict:
     started = time.process_time()
     reference_diwz(row_dicts, months)
     reference_seconds = time.process_time() - started
-
-    sample = openskill_games(games_table, OPENSKILL_GAMES)
-    openskill_seconds = run_openskill(sample)
 
     result = {
         "games": games,

@@ -5,7 +5,9 @@ openskill's PlackettLuce model on the same seven-player games.
 pipeline.systems.base.GAME_COLUMNS, in processing order) in both position modes, after one
 warm-up run on a small table so that compilation is not counted. The reference runs on a slice of
 the games (it is quadratic, so its per-game rate on a slice flatters it), openskill rates each
-seven-player game once with ratings kept in a dict (on a slice when the table is large).
+seven-player game once with ratings kept in a dict (on a slice when the table is large). The
+two position modes and openskill take turns, best of `repeats` rounds (benchmarks.timing); times
+are CPU seconds of this process.
 
 Run directly: `.venv/bin/python benchmarks/kernel_eagle.py [--games N --players N --years N]`
 generates seven-power games as `make bench` does (benchmarks.kernel_club.games_table) and prints the
@@ -34,6 +36,7 @@ from pipeline.systems.eagle.reference import eagle_reference  # noqa: E402
 from pipeline.systems.base import MonthInput  # noqa: E402
 from pipeline.systems.eagle.rules import EaglePoints  # noqa: E402
 from pipeline.systems.games import games_from_rows  # noqa: E402
+from benchmarks.timing import Timing, best_seconds, cpu_seconds  # noqa: E402
 
 REFERENCE_GAMES = 1_000
 OPENSKILL_GAMES = 20_000
@@ -82,16 +85,6 @@ def run_system(system: EaglePoints, inputs: list[MonthInput]) -> None:
         state = system.step(state, month_input).state
 
 
-def time_system(positions: str, inputs: list[MonthInput], repeats: int) -> float:
-    """Best wall time of stepping the system over the months."""
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run_system(EaglePoints(positions=positions), inputs)
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def time_reference(games: pa.Table, positions: str, repeats: int) -> tuple[float, int, int]:
     """Best seconds of the reference over a slice, and the slice's counted games and rows."""
     part = first_games(games, REFERENCE_GAMES)
@@ -99,15 +92,15 @@ def time_reference(games: pa.Table, positions: str, repeats: int) -> tuple[float
     months = [m.month for m in month_inputs(part)]
     best = float("inf")
     for _ in range(repeats):
-        started = time.perf_counter()
+        started = time.process_time()
         eagle_reference(listed, months, positions=positions)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
     return best, *counted_games(part)
 
 
-def time_openskill(games: pa.Table, repeats: int) -> tuple[float, int, int]:
-    """Best seconds of PlackettLuce rating the table's seven-player games once each (on a slice),
-    each repeat from fresh ratings."""
+def openskill_timing(games: pa.Table) -> tuple[Timing, int, int]:
+    """A timing of PlackettLuce rating the table's seven-player games once each (on a slice),
+    from fresh ratings, and the games and rows it rates."""
     from openskill.models import PlackettLuce
 
     part = first_games(games, OPENSKILL_GAMES)
@@ -124,17 +117,18 @@ def time_openskill(games: pa.Table, repeats: int) -> tuple[float, int, int]:
                 listed.append((players, ranks))
             start = end
     model = PlackettLuce()
-    best = float("inf")
-    for _ in range(repeats):
+
+    def timing() -> float:
         ratings: dict[str, object] = {}
-        started = time.perf_counter()
+        started = time.process_time()
         for players, ranks in listed:
             teams = [[ratings[p] if p in ratings else model.rating(name=p)] for p in players]
             rated = model.rate(teams, ranks=ranks)
             for p, team in zip(players, rated):
                 ratings[p] = team[0]
-        best = min(best, time.perf_counter() - started)
-    return best, len(listed), 7 * len(listed)
+        return time.process_time() - started
+
+    return timing, len(listed), 7 * len(listed)
 
 
 def rates(seconds: float, games: int, rows: int) -> dict:
@@ -150,11 +144,17 @@ def measure(games_table: pa.Table, repeats: int = 3) -> dict:
     run_system(EaglePoints(positions="published"), month_inputs(first_games(games_table, WARM_UP_GAMES)))
     run_system(EaglePoints(positions="live"), month_inputs(first_games(games_table, WARM_UP_GAMES)))
     n_games, n_rows = counted_games(games_table)
+    openskill, openskill_games, openskill_rows = openskill_timing(games_table)
+    best = best_seconds(repeats, {
+        "kernel": cpu_seconds(lambda: run_system(EaglePoints(positions="published"), inputs)),
+        "kernel_live": cpu_seconds(lambda: run_system(EaglePoints(positions="live"), inputs)),
+        "openskill": openskill,
+    })
     out = {
-        "kernel": rates(time_system("published", inputs, repeats), n_games, n_rows),
-        "kernel_live": rates(time_system("live", inputs, repeats), n_games, n_rows),
+        "kernel": rates(best["kernel"], n_games, n_rows),
+        "kernel_live": rates(best["kernel_live"], n_games, n_rows),
         "reference": rates(*time_reference(games_table, "published", repeats)),
-        "openskill": rates(*time_openskill(games_table, repeats)),
+        "openskill": rates(best["openskill"], openskill_games, openskill_rows),
     }
     for mode in ("kernel", "kernel_live"):
         out[f"{mode}_vs_openskill"] = out[mode]["games_per_s"] / out["openskill"]["games_per_s"]
