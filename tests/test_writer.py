@@ -1,10 +1,17 @@
 """The writer's common columns: previous rank and rating, peak and names, carried from month to month."""
 from __future__ import annotations
 
+import math
+import struct
+
+import numpy as np
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.core import state_codec
 from pipeline.core.months import Month, month_range
+from pipeline.rating.carried import carried_columns
 from pipeline.rating.writer import Carry, finalize_rankings, in_rank_order, note_names, registry_names
 from pipeline.systems.base import MonthOutput, PlayerInfo
 
@@ -115,3 +122,56 @@ def test_a_carry_names_players_from_the_registry_it_is_given():
     second = month_table(1, carry, registry_names({"b": PlayerInfo(name="Bea", country=None)}))
     assert first["player_name"].to_pylist() == ["Ada", "Bob"]
     assert second["player_name"].to_pylist() == ["Bea", "Cy"]
+
+
+def carried_reference(numbers, rank, rating, carry):
+    """carried_columns in plain Python: carry maps a player to [prev_rank, prev_rating, peak]
+    (None: unset); ranks and ratings may be None, ratings NaN or either zero."""
+    def larger(a, b):  # Arrow's max_element_wise: NaN gives way, the first of equals is kept
+        return b if math.isnan(a) else a if math.isnan(b) else (a if not a < b else b)
+
+    rows = []
+    for p, k, x in zip(numbers, rank, rating):
+        old_rank, old_rating, old_peak = carry.get(p, [None, None, None])
+        peak = (larger(old_peak, x) if old_peak is not None and x is not None
+                else old_peak if old_peak is not None else x)
+        rows.append((None if old_rank is None or k is None else old_rank - k,
+                     None if old_rating is None or x is None else x - old_rating, peak))
+    for entry in carry.values():
+        entry[0] = entry[1] = None
+    for p, k, x, (_, _, peak) in reversed(list(zip(numbers, rank, rating, rows))):  # the first row wins
+        carry[p] = [k, x, peak]
+    return rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_the_carried_columns_equal_their_plain_reference_over_months(data):
+    players = data.draw(st.integers(1, 6))
+    ratings = st.one_of(st.none(), st.sampled_from([0.0, -0.0, math.nan, 1.5, -2.0]), st.floats(-50, 50))
+    arrays = [np.zeros(players, np.int64), np.zeros(players, np.bool_), np.zeros(players, np.float64),
+              np.zeros(players, np.bool_), np.zeros(players, np.float64), np.zeros(players, np.bool_)]
+    carry: dict = {}
+    for _ in range(data.draw(st.integers(1, 4))):
+        n = data.draw(st.integers(0, 8))
+        numbers = data.draw(st.lists(st.integers(0, players - 1), min_size=n, max_size=n))
+        rank = data.draw(st.lists(st.one_of(st.none(), st.integers(1, 9)), min_size=n, max_size=n))
+        rating = data.draw(st.lists(ratings, min_size=n, max_size=n))
+        expected = carried_reference(numbers, rank, rating, carry)
+        rank_change, rating_change, peak, given = carried_columns(
+            np.array(numbers, np.int32), np.array([k or 0 for k in rank], np.int64),
+            np.array([k is not None for k in rank]), np.array([0.0 if x is None else x for x in rating]),
+            np.array([x is not None for x in rating]), *arrays)
+        got = [(int(rank_change[r]) if given[0, r] else None, float(rating_change[r]) if given[1, r] else None,
+                float(peak[r]) if given[2, r] else None) for r in range(n)]
+        assert [tuple(_bits(v) for v in row) for row in got] == [tuple(_bits(v) for v in row) for row in expected]
+        for p in range(players):  # the carry left for next month
+            old_rank, old_rating, old_peak = carry.get(p, [None, None, None])
+            assert (int(arrays[0][p]) if arrays[1][p] else None) == old_rank
+            assert _bits(float(arrays[2][p]) if arrays[3][p] else None) == _bits(old_rating)
+            assert _bits(float(arrays[4][p]) if arrays[5][p] else None) == _bits(old_peak)
+
+
+def _bits(value):
+    """A value compared bit for bit (NaN equals NaN, 0.0 differs from -0.0)."""
+    return struct.pack("<d", value) if isinstance(value, float) else value

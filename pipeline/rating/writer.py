@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.rating.carried import carried_columns
 from pipeline.rating.checks import CheckOutcome, check_tables, no_outcomes
 from pipeline.rating.numbering import PlayerNumbers
 from pipeline.core.months import Month
@@ -95,10 +96,9 @@ class Carry:
 
 
 def _values(column: pa.ChunkedArray, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """A column's values (0 where null) and whether each is set."""
-    array = column.combine_chunks()
-    return (np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=dtype).copy(),
-            np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_).copy())
+    """A column's values (0 where null) and whether each is set, in arrays of their own."""
+    values, is_set = _with_validity(column.combine_chunks(), dtype)
+    return values.copy(), is_set.copy()
 
 
 def _unset_as_null(values: np.ndarray, is_set: np.ndarray) -> pa.Array:
@@ -113,16 +113,6 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
     grown = np.zeros(size, dtype=array.dtype)
     grown[: array.shape[0]] = array
     return grown
-
-
-def _first_rows(numbers: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """The numbers present, ascending, and the first row holding each (a table listing a player
-    twice, which its checks report, carries its first row, as a lookup of that player would)."""
-    rows = numbers.shape[0]
-    first = np.full(count, rows, dtype=np.int64)
-    np.minimum.at(first, numbers, np.arange(rows, dtype=np.int64))
-    present = np.flatnonzero(first < rows)
-    return present, first[present]
 
 
 def _last_rows(numbers: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -186,11 +176,10 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
     rating = table["rating"].cast(pa.float64()).combine_chunks()
     ids = table["player_id"].cast(pa.string()).combine_chunks()
     numbers = carry.numbered(ids)
-    previous_rank = pa.array(carry.prev_rank[numbers], mask=~carry.has_prev_rank[numbers])
-    previous_rating = pa.array(carry.prev_rating[numbers], mask=~carry.has_prev_rating[numbers])
-    peak = pc.max_element_wise(pa.array(carry.peak[numbers], mask=~carry.has_peak[numbers]), rating,
-                               skip_nulls=True)
     name = pc.coalesce(registry.named(carry.registry_rows(registry, numbers)), carry.names.take(pa.array(numbers)))
+    rank_change, rating_change, peak, given = carried_columns(
+        numbers, *_with_validity(rank, np.int64), *_with_validity(rating, np.float64),
+        carry.prev_rank, carry.has_prev_rank, carry.prev_rating, carry.has_prev_rating, carry.peak, carry.has_peak)
     common = {
         "system": pa.repeat(pa.scalar(system.name, pa.string()), n),
         "as_of": pa.repeat(pa.scalar(month.last_day, pa.date32()), n),
@@ -198,16 +187,10 @@ def finalize_rankings(system: RatingSystem, month: Month, out: MonthOutput, carr
         "player_id": ids,
         "player_name": name,
         "rating": rating,
-        "rank_change": pc.subtract(previous_rank, rank),
-        "rating_change": pc.subtract(rating, previous_rating),
-        "peak_rating": peak,
+        "rank_change": _array(pa.int64(), rank_change, given[0]),
+        "rating_change": _array(pa.float64(), rating_change, given[1]),
+        "peak_rating": _array(pa.float64(), peak, given[2]),
     }
-    players, rows = _first_rows(numbers, carry.numbers.count)
-    for values, is_set, column in ((carry.prev_rank, carry.has_prev_rank, rank),
-                                   (carry.prev_rating, carry.has_prev_rating, rating)):
-        is_set[:] = False  # last month's table is replaced by this one
-        values[players], is_set[players] = _values_at(column, rows, values.dtype)
-    carry.peak[players], carry.has_peak[players] = _values_at(peak, rows, np.float64)
     own = [c for c in table.column_names if c not in ("rank", "player_id", "rating")]
     return pa.table({**{k: (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v) for k, v in common.items()},
                      **{c: table[c] for c in own}})
@@ -224,10 +207,18 @@ def in_rank_order(table: pa.Table) -> bool:
     return rows_in_order(np.asarray(rank.to_numpy(zero_copy_only=False), dtype=np.int64), *buffers, *buffers)
 
 
-def _values_at(array: pa.Array, rows: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """The array's values at `rows` (0 where null) and whether each is set."""
-    values = np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=dtype)
-    return values[rows], np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)[rows]
+def _with_validity(array: pa.Array, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """An array's values (0 where null) and whether each is given."""
+    if array.null_count == 0:
+        return np.asarray(array.to_numpy(zero_copy_only=False), dtype=dtype), np.ones(len(array), dtype=np.bool_)
+    return (np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=dtype),
+            np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_))
+
+
+def _array(kind: pa.DataType, values: np.ndarray, given: np.ndarray) -> pa.Array:
+    """An Arrow array of the values, null where not given (sharing the values' memory)."""
+    valid = None if given.all() else pa.py_buffer(np.packbits(given, bitorder="little"))
+    return pa.Array.from_buffers(kind, len(values), [valid, pa.py_buffer(values)])
 
 
 def finalize_history(system: RatingSystem, out: MonthOutput) -> pa.Table:
