@@ -144,12 +144,13 @@ def extend_id_order(order, known, total, offsets, data):
 
 
 @njit(cache=True)
-def rows_in_order(days, first_offsets, first_data, second_offsets, second_data):
-    """Whether every row comes after the one before it by (day, first string, second string);
-    the strings as Arrow offsets and UTF-8 bytes. One pass, stopping at the first row out of order."""
-    for r in range(1, days.shape[0]):
-        if days[r] != days[r - 1]:
-            if days[r] < days[r - 1]:
+def rows_in_order(numbers, first_offsets, first_data, second_offsets, second_data):
+    """Whether every row comes after the one before it by (number, first string, second string):
+    a day, a game and a power, or a rank and a player twice. The strings as Arrow offsets and
+    UTF-8 bytes. One pass, stopping at the first row out of order."""
+    for r in range(1, numbers.shape[0]):
+        if numbers[r] != numbers[r - 1]:
+            if numbers[r] < numbers[r - 1]:
                 return False
         elif id_less(first_offsets, first_data, r, r - 1):
             return False
