@@ -90,12 +90,8 @@ def time_reference(games: pa.Table, positions: str, repeats: int) -> tuple[float
     part = first_games(games, REFERENCE_GAMES)
     listed = games_from_rows(part)
     months = [m.month for m in month_inputs(part)]
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.process_time()
-        eagle_reference(listed, months, positions=positions)
-        best = min(best, time.process_time() - started)
-    return best, *counted_games(part)
+    best = best_seconds(repeats, {"reference": cpu_seconds(lambda: eagle_reference(listed, months, positions=positions))})
+    return best["reference"], *counted_games(part)
 
 
 def openskill_timing(games: pa.Table) -> tuple[Timing, int, int]:

@@ -10,8 +10,7 @@ from pipeline.core.months import Month
 from pipeline.warehouse.store import Warehouse, file_location, is_local
 from pipeline.systems.base import EVENT_RESULT_COLUMNS, GAME_COLUMNS, PlayerInfo
 from pipeline.systems.games import merged_powers
-from pipeline.systems.kernels.ids import string_buffers
-from pipeline.systems.kernels.sort import rows_in_order
+from pipeline.systems.kernels.sort import columns_in_order
 
 GAMES_SQL = """
 SELECT game_id, site, variant, supply_centres, finished_on, rated, power, player_id, player_name,
@@ -65,12 +64,8 @@ def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> 
 
 def in_processing_order(games: pa.Table) -> bool:
     """Whether every row comes after the one before it in PROCESSING_ORDER."""
-    columns = [games.column(name).combine_chunks() for name in PROCESSING_ORDER]
-    if any(column.null_count for column in columns):
-        return False  # not known to be in order
-    days, game, power = columns
-    return rows_in_order(days.cast(pa.int32()).to_numpy(zero_copy_only=False),
-                         *string_buffers(game), *string_buffers(power))
+    days, game, power = (games.column(name).combine_chunks() for name in PROCESSING_ORDER)
+    return columns_in_order(days.cast(pa.int32()), game, power)
 
 
 def split_by_month(table: pa.Table, feed: str, months: list[Month]) -> dict[Month, pa.Table]:

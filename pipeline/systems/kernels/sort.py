@@ -7,9 +7,10 @@ keys keep their given order, so the outcome of every sort is fixed, ties include
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 from numba import njit
 
-from pipeline.systems.kernels.ids import id_less
+from pipeline.systems.kernels.ids import id_less, string_buffers
 
 _CHUNK = 7               # id bytes per key (sorted_by_id)
 _MORE = 8                # a key's low four bits: bytes of the id from its chunk on, 8 for more than 7
@@ -157,3 +158,12 @@ def rows_in_order(numbers, first_offsets, first_data, second_offsets, second_dat
         elif not id_less(first_offsets, first_data, r - 1, r) and id_less(second_offsets, second_data, r, r - 1):
             return False
     return True
+
+
+def columns_in_order(numbers: pa.Array, first: pa.Array, second: pa.Array) -> bool:
+    """rows_in_order over Arrow columns: integers and two strings; a null anywhere is not known
+    to be in order."""
+    if numbers.null_count or first.null_count or second.null_count:
+        return False
+    return rows_in_order(np.asarray(numbers.to_numpy(zero_copy_only=False), dtype=np.int64),
+                         *string_buffers(first), *string_buffers(second))
