@@ -69,13 +69,14 @@ def checks_in_duckdb(system: RatingSystem, rankings: pa.Table, history: pa.Table
                          else "row_number() OVER (PARTITION BY as_of ORDER BY rank, player_id)")
         queries = {
             RANKS_CONTIGUOUS: (f"SELECT as_of, player_id, rank FROM "
-                               f"(SELECT *, {expected_rank} AS expected FROM r) WHERE rank <> expected", []),
-            ONE_ROW_PER_PLAYER: ("SELECT as_of, player_id, count(*) FROM r GROUP BY 1, 2 HAVING count(*) > 1", []),
+                               f"(SELECT *, {expected_rank} AS expected FROM r) WHERE rank <> expected ORDER BY ALL", []),
+            ONE_ROW_PER_PLAYER: ("SELECT as_of, player_id, count(*) FROM r GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY ALL", []),
             RATING_IN_RANGE: ("SELECT as_of, player_id, rating FROM r WHERE rating IS NULL OR isnan(rating) "
-                              "OR (? IS NOT NULL AND rating < ?) OR (? IS NOT NULL AND rating > ?)",
+                              "OR (? IS NOT NULL AND rating < ?) OR (? IS NOT NULL AND rating > ?) ORDER BY ALL",
                               [low, low, high, high]),
         }
         outcomes = []
+        # Failing rows in a fixed order: the examples shown are the same on every run.
         for name, (sql, params) in queries.items():
             failing = con.execute(sql, params).fetchall()
             outcomes.append(CheckOutcome(name, not failing, len(failing), examples=[list(map(str, f)) for f in failing[:5]]))
@@ -87,7 +88,7 @@ def checks_in_duckdb(system: RatingSystem, rankings: pa.Table, history: pa.Table
                      SELECT player_id, last_day(source_date) AS as_of, arg_max(rating_after, _row) AS after
                      FROM h WHERE rating_after IS NOT NULL GROUP BY 1, 2)
                    SELECT r.as_of, r.player_id, r.rating, last.after FROM r JOIN last USING (player_id, as_of)
-                   WHERE abs(r.rating - last.after) > 1e-9""").fetchall()
+                   WHERE abs(r.rating - last.after) > 1e-9 ORDER BY ALL""").fetchall()
             outcomes.append(CheckOutcome(HISTORY_AGREES, not failing, len(failing),
                                          examples=[list(map(str, f)) for f in failing[:5]]))
         else:
