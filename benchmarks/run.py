@@ -269,7 +269,9 @@ def dip_pouch_row(n_events: int) -> list[str]:
         e["results"] = []
     for r in results:
         events[r["event_id"]]["results"].append(r)
-    assert final_ratings(table) == dip_pouch_ratings(list(events.values())), "the compiled rule and its reference disagree"
+    ratings = final_ratings(table)
+    assert dict(zip(ratings.column("player_id").to_pylist(), ratings.column("rating").to_pylist())) \
+        == dip_pouch_ratings(list(events.values())), "the compiled rule and its reference disagree"
     model = PlackettLuce()
     sample = list(events.values())[: max(1, len(events) // 10)]
     sample_rows = sum(len(e["results"]) for e in sample)
@@ -296,18 +298,22 @@ def dip_pouch_row(n_events: int) -> list[str]:
              f"{openskill:,.0f}", f"{ratings_only_rate / openskill:,.1f}×", f"{ratings_only_rate / reference:,.1f}×"]]
 
 
-def final_ratings(table) -> dict[str, float]:
+def final_ratings(table) -> pa.Table:
     """The reference's work with the compiled rule: every event of the table applied in one call of
-    the kernel, the final rating of each listed player; no monthly table, no history rows."""
+    the kernel, the final rating of each listed player (player_id, rating, in order of first
+    appearance, as Arrow columns like the system's tables); no monthly table, no history rows.
+    The ids are numbered in the compiled hash table the writer and the checks use
+    (pipeline.rating.numbering), sized for the rows at the start so that it is never rebuilt."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from pipeline.rating.numbering import PlayerNumbers
     from pipeline.systems.dip_pouch import kernel
     from pipeline.systems.dip_pouch.rules import DEFAULT_CUTOFF_YEAR, START_RATING, run_starts
 
-    ids = pc.dictionary_encode(table.column("player_id")).combine_chunks()
-    players = ids.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    numbers = PlayerNumbers(expected=table.num_rows)
+    players = numbers.numbers(table.column("player_id").combine_chunks())
     n = table.column("num_players").to_numpy().astype(np.float64)
     pct = (n + 0.5 - table.column("placement").to_numpy().astype(np.float64)) / n * 100
     end_days = table.column("end_date").cast(pa.int32()).to_numpy().astype(np.int32)
@@ -316,13 +322,13 @@ def final_ratings(table) -> dict[str, float]:
     value = kernel.tournament_values(table.column("num_players").to_numpy()[heads], table.column("rounds").to_numpy()[heads],
                                      pc.fill_null(table.column("is_world_championship"), False).to_numpy()[heads],
                                      kernel.end_years(end_days[heads]), DEFAULT_CUTOFF_YEAR)
-    count = len(ids.dictionary)
+    count = numbers.count
     rating, events = np.full(count, START_RATING), np.zeros(count, np.int64)
     m = table.num_rows
     kernel.apply_events(event_start, value, players, pct, end_days, rating, events, np.zeros(count, np.int32),
                         np.zeros(m), np.zeros(m), np.empty(m, np.int64))
     listed = np.flatnonzero(events > 0)
-    return dict(zip(ids.dictionary.take(pa.array(listed)).to_pylist(), rating[listed].tolist()))
+    return pa.table({"player_id": numbers.ids().take(pa.array(listed)), "rating": pa.array(rating[listed])})
 
 
 def markdown_table(head: list[str], rows: list[list[str]]) -> str:

@@ -90,6 +90,7 @@ def test_run_end_finds_runs_of_equal_strings(strings):
         ends.append(r)
     expected = list(itertools.accumulate(len(list(run)) for _, run in itertools.groupby(strings)))
     assert ends == expected
+    assert ids.run_starts(offsets, data).tolist() == [0] + expected
 
 
 @settings(deadline=None)
@@ -271,3 +272,21 @@ def test_rows_in_order_is_the_order_of_python_tuples(rows, sort_first):
     first, second = buffers([r[1] for r in rows]), buffers([r[2] for r in rows])
     expected = all(a <= b for a, b in itertools.pairwise(rows))
     assert sort.rows_in_order(days, *first, *second) == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(ids_seen=st.lists(st.text(min_size=1, max_size=12), min_size=0, max_size=300),
+       expected=st.integers(0, 5000))
+def test_player_numbers_number_ids_in_order_of_first_sight_whatever_the_size_expected(ids_seen, expected):
+    import pyarrow as pa
+
+    from pipeline.rating.numbering import PlayerNumbers
+
+    first_sight = list(dict.fromkeys(ids_seen))
+    numbers = PlayerNumbers(expected=expected)
+    half = len(ids_seen) // 2
+    got = numbers.numbers(pa.array(ids_seen[:half], pa.string())).tolist()
+    got += numbers.numbers(pa.array(ids_seen[half:], pa.string())).tolist()
+    assert got == [first_sight.index(i) for i in ids_seen]
+    assert numbers.ids().to_pylist() == first_sight
+    assert numbers.slots.shape[0] >= 2 * numbers.count

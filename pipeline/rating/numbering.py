@@ -20,11 +20,12 @@ class PlayerNumbers:
 
     __slots__ = ("count", "offsets", "pool", "slots")
 
-    def __init__(self, ids: pa.Array | None = None) -> None:
+    def __init__(self, ids: pa.Array | None = None, expected: int = _FIRST_IDS) -> None:
+        """`expected`: about how many ids will be numbered (the table grows past it when needed)."""
         self.count = 0
-        self.offsets = np.zeros(_FIRST_IDS + 1, dtype=np.int32)
+        self.offsets = np.zeros(max(expected, _FIRST_IDS) + 1, dtype=np.int32)
         self.pool = np.zeros(_FIRST_BYTES, dtype=np.uint8)
-        self.slots = np.full((2 * _FIRST_IDS, 2), -1, dtype=np.int64)
+        self.slots = np.full((1 << (2 * max(expected, _FIRST_IDS) - 1).bit_length(), 2), -1, dtype=np.int64)
         if ids is not None:
             self.numbers(ids)
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.systems.dip_pouch import kernel
+from pipeline.systems.kernels.ids import run_starts as string_run_starts, string_buffers
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -151,12 +152,14 @@ class DipPouch:
 
 
 def run_starts(column: pa.ChunkedArray) -> np.ndarray:
-    """First row of each run of equal values, then the row count."""
-    n = len(column)
-    if n == 0:
+    """First row of each run of equal values (event ids, no nulls), then the row count: one
+    compiled pass over the strings' bytes (pipeline.systems.kernels.ids)."""
+    if len(column) == 0:
         return np.zeros(1, np.int64)
-    changed = pc.not_equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    return np.concatenate(([0], np.flatnonzero(changed) + 1, [n])).astype(np.int64)
+    strings = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if strings.null_count:
+        raise ValueError("dip_pouch: an event result without its event_id")
+    return string_run_starts(*string_buffers(strings.cast(pa.string())))
 
 
 def player_indices(state: DipPouchState, player_ids: list[str], registry) -> np.ndarray:

@@ -91,6 +91,21 @@ def run_end(offsets, data, r, rows):
     return end
 
 
+@njit(cache=True)
+def run_starts(offsets, data):
+    """The first row of each run of equal strings, then the row count (int64)."""
+    rows = offsets.shape[0] - 1
+    starts = np.empty(rows + 1, dtype=np.int64)
+    runs = 0
+    r = 0
+    while r < rows:
+        starts[runs] = r
+        runs += 1
+        r = run_end(offsets, data, r, rows)
+    starts[runs] = rows
+    return starts[:runs + 1].copy()
+
+
 @plain_njit
 def id_less(offsets, data, a, b):
     """Whether string a sorts before string b (UTF-8 bytes in order = code points in order)."""
