@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from pipeline.systems.kernels.ids import number_rows, string_buffers, strings_of
+from pipeline.systems.kernels.ids import number_rows, string_buffers, strings_of, table_size
 
 _FIRST_IDS, _FIRST_BYTES = 1024, 16 * 1024
 
@@ -25,7 +25,7 @@ class PlayerNumbers:
         self.count = 0
         self.offsets = np.zeros(max(expected, _FIRST_IDS) + 1, dtype=np.int32)
         self.pool = np.zeros(_FIRST_BYTES, dtype=np.uint8)
-        self.slots = np.full((1 << (2 * max(expected, _FIRST_IDS) - 1).bit_length(), 2), -1, dtype=np.int64)
+        self.slots = np.full((table_size(max(expected, _FIRST_IDS)), 2), -1, dtype=np.int64)
         if ids is not None:
             self.numbers(ids)
 

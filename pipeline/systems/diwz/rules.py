@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
-from pipeline.systems.kernels.ids import id_table, string_buffers, strings_of
+from pipeline.systems.kernels.ids import id_table, string_buffers, strings_of, table_size
 from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -153,10 +153,7 @@ class PlayerIndex:
         first, total, used = self.count, self.count + len(ids), int(self.offsets[self.count])
         self.offsets[first + 1:total + 1] = used + offsets[1:] - offsets[0]
         self.data[used:used + offsets[-1] - offsets[0]] = data[offsets[0]:offsets[-1]]
-        slots = len(self.slots)
-        while 2 * total > slots:
-            slots *= 2
-        self.slots = id_table(self.offsets, self.data, total, slots)
+        self.slots = id_table(self.offsets, self.data, total, table_size(total, len(self.slots)))
         order = np.empty(total, dtype=np.int64)
         order[:first] = self.order
         extend_id_order(order, first, total, self.offsets, self.data)
@@ -181,7 +178,7 @@ class PlayerIndex:
         clone.offsets[:count + 1] = self.offsets[:count + 1]
         clone.data[:size] = self.data[:size]
         clone.count = count
-        clone.slots = id_table(clone.offsets, clone.data, count, max(len(clone.slots), 1 << (2 * count).bit_length()))
+        clone.slots = id_table(clone.offsets, clone.data, count, table_size(count + 1, len(clone.slots)))
         clone.set_order(count, self.order[self.order < count])
         return clone
 

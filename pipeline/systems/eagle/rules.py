@@ -52,7 +52,7 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
-from pipeline.systems.kernels.ids import string_buffers as shared_string_buffers, strings_of
+from pipeline.systems.kernels.ids import string_buffers as shared_string_buffers, strings_of, table_size
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -531,9 +531,7 @@ class EaglePoints:
 
         points, games = column(data["points"], np.int64), column(data["games"], np.int64)
         last, recent = column(data["last_game"], np.int32), column(data["recent"], np.int32)
-        slots = 2 * MIN_CAPACITY
-        while slots < 2 * n + 2:
-            slots *= 2
+        slots = table_size(n + 1, 2 * MIN_CAPACITY)
         offsets, id_bytes = string_buffers(ids)
         _, count, pool, id_offsets, slots = kernel.number_ids(
             offsets, id_bytes, 0, np.zeros(max(id_bytes.shape[0], 1), dtype=np.uint8),

@@ -222,3 +222,9 @@ def _number_some(offsets, data, rows, n, done, pool_offsets, pool, slots, count,
         if 2 * count > slots.shape[0]:
             return i + 1, count
     return n, count
+
+
+def table_size(count: int, at_least: int = 1) -> int:
+    """Rows of a hash table `slots` that holds `count` ids at most half full: the smallest power
+    of two that is at least 2 × count and at least `at_least`."""
+    return 1 << (max(2 * count, at_least, 1) - 1).bit_length()
