@@ -8,9 +8,9 @@ from dagster import (
 )
 
 from assets.metadata import column_schema, markdown_table
+from assets.progress import progress_lines
 from pipeline.rating.checks import CHECK_DESCRIPTIONS, no_outcomes
 from pipeline.core.months import Month
-from pipeline.core.progress import progress_log
 from pipeline.defs.tags import rankings_asset_name
 from pipeline.defs.resources import DiprankResource
 from pipeline.rating.runner import NothingToRate, run_system
@@ -54,11 +54,7 @@ def build_rating_asset(system_name: str, partitions_def: PartitionsDefinition) -
         settings = diprank.settings()
         system = build_system(system_name, settings)
 
-        def progress(message: str) -> None:
-            context.log.info(message)
-            # Also to the progress logger, so the CLI shows it without Dagster's event log.
-            progress_log().info(message)
-
+        progress = progress_lines(context)
         with diprank.rating(system_name, log=progress):
             try:
                 result = run_system(system, diprank.warehouse, first, last,

@@ -4,6 +4,7 @@ import duckdb
 from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResult, MetadataValue
 
 from assets.metadata import column_schema
+from assets.progress import progress_lines
 from pipeline.core.feed_spec import Feed
 from pipeline.defs.resources import DiprankResource
 from pipeline.ingest.validation import FEED_MODELS, ingest_feed
@@ -46,7 +47,7 @@ def first_of(entries: list[str]) -> str:
 def staged_feed(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource,
                 feed: Feed) -> MaterializeResult:
     """Stage the feed's new and changed deliveries; its materialization, with what was read and replaced."""
-    report = ingest_feed(con, diprank.settings().raw_path, feed, diprank.warehouse)
+    report = ingest_feed(con, diprank.settings().raw_path, feed, diprank.warehouse, progress_lines(context))
     corrections = con.execute(
         "SELECT record_key, replaced_file, replaced_line, by_file, by_line, changed "
         "FROM corrections WHERE feed = ? ORDER BY record_key", [feed.name]

@@ -3,8 +3,15 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+from typing import Callable
 
 PROGRESS_LOGGER = "diprank.progress"
+# A piece of work quicker than this gets no line of its own: a small run stays quiet, and a long
+# one (a 10M-game ingest spends minutes in a handful of phases) shows where it is.
+PROGRESS_SECONDS = 5.0
+
+Progress = Callable[[str], None]
 
 
 def progress_log() -> logging.Logger:
@@ -20,3 +27,15 @@ def show_progress(enabled: bool) -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("  %(message)s"))
         log.addHandler(handler)
+
+
+def due(started: float) -> bool:
+    """Whether PROGRESS_SECONDS have passed since `started` (time.perf_counter)."""
+    return time.perf_counter() - started >= PROGRESS_SECONDS
+
+
+def report_if_slow(progress: Progress | None, started: float, message: str) -> None:
+    """Tell `progress` that a piece of work begun at `started` (time.perf_counter) is done, with its
+    seconds, when it took PROGRESS_SECONDS or more."""
+    if progress is not None and due(started):
+        progress(f"{message} in {time.perf_counter() - started:.1f} s")

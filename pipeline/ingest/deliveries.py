@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import duckdb
 
+from pipeline.core import progress as progress_lines
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
 from pipeline.ingest.staging import (
     FileProblem, SkippedEntry, StageReport, create_staged, stage_file, staged_table, survey_feed,
@@ -241,18 +243,21 @@ def _held_columns(con, feed: Feed) -> list[str]:
 
 
 def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
-                      warehouse: Warehouse | None) -> IngestReport:
+                      warehouse: Warehouse | None, progress: progress_lines.Progress | None = None) -> IngestReport:
     """Bring `typed_<feed>` in step with the raw folder, reading only files not ingested before.
 
     With a warehouse, new files' staged rows and the manifest are written there (rows first);
-    without one (tests), every file is read and nothing is stored.
+    without one (tests), every file is read and nothing is stored. `progress` hears of long work:
+    the files staged so far (at most a line per PROGRESS_SECONDS) and a slow working-copy update.
     """
     held = _held_files(con, feed)
     files, skipped = survey_feed(raw_dir, feed)
     known = load_ingest_manifest(warehouse, feed.name) if warehouse else {}
     report = IngestReport(feed.name)
     records: list[DeliveryRecord] = []
-    for path in files:
+    staged_rows = 0
+    last_line = time.perf_counter()
+    for position, path in enumerate(files, start=1):
         source = path.relative_to(raw_dir).as_posix()
         size, digest = content_digest(path)
         old = known.get(source)
@@ -263,12 +268,20 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
             continue
         records.append(_stage_delivery(con, feed, path, source, size, digest, warehouse))
         report.parsed.append(source)
+        staged_rows += records[-1].staged
+        if progress is not None and progress_lines.due(last_line):
+            progress(f"{feed.name}: staged {source} ({position}/{len(files)} files; "
+                     f"{len(report.parsed)} read, {staged_rows:,} rows)")
+            last_line = time.perf_counter()
     if warehouse is not None:
         if records != list(known.values()):
             save_ingest_manifest(warehouse, feed.name, records)
         # Every run, after the manifest: rows of files gone, and those a crash left unlisted.
         remove_unlisted_rows(warehouse, feed.name, records)
+    started = time.perf_counter()
     report.changed = sync_working_copy(con, feed, records, warehouse)
+    progress_lines.report_if_slow(progress, started, f"{feed.name}: working copy brought in step with "
+                                  f"{len(records)} file(s), {staged_rows:,} new rows")
     for record in records:
         con.execute(f"DROP TABLE IF EXISTS {arrived_table(feed, record.file_id)}")
     report.files = [r.path for r in records]

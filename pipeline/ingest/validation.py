@@ -6,6 +6,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.core.progress import Progress
 from pipeline.core.feed_spec import (
     EVENT_RESULTS, EVENTS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
 )
@@ -376,11 +377,12 @@ def feed_counts(con: duckdb.DuckDBPyConnection, feed: Feed, files: list[str]) ->
     return counts
 
 
-def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: Warehouse | None = None):
+def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: Warehouse | None = None,
+                progress: Progress | None = None):
     """Bring the feed's typed rows in step with the raw folder (reading only files not ingested
-    before, with a warehouse), recording unreadable files and corrections."""
+    before, with a warehouse), recording unreadable files and corrections; `progress` hears of long work."""
     ensure_report_tables(con)
-    report = ingest_deliveries(con, Path(raw_dir), feed, warehouse)
+    report = ingest_deliveries(con, Path(raw_dir), feed, warehouse, progress)
     record_file_problems(con, feed, report.problems)
     record_skipped(con, feed, report.skipped, outside_feed_folders(Path(raw_dir)))
     if report.changed:

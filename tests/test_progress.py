@@ -1,0 +1,51 @@
+"""Long ingest work is told as it goes: to the caller's progress function and to the run's log."""
+import duckdb
+from dagster import DagsterInstance, materialize
+
+from pipeline.core import progress
+from pipeline.core.feed_spec import FEEDS
+from pipeline.ingest.validation import ingest_feed
+from pipeline.settings import Settings
+from tests.support import make_raw, write_csv
+from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS
+
+
+def two_game_files(raw):
+    write_csv(raw / "games" / "a.csv", GOOD_GAME)
+    write_csv(raw / "games" / "b.csv", [dict(row, game_id="ok2") for row in GOOD_GAME])
+    return raw
+
+
+def test_a_quick_ingest_tells_nothing(tmp_path):
+    lines = []
+    ingest_feed(duckdb.connect(), two_game_files(tmp_path / "raw"), FEEDS["games"], progress=lines.append)
+    assert lines == []
+
+
+def test_every_file_staged_and_the_working_copy_are_told_when_slow(tmp_path, monkeypatch):
+    monkeypatch.setattr(progress, "PROGRESS_SECONDS", 0.0)  # every piece of work counts as slow
+    lines = []
+    ingest_feed(duckdb.connect(), two_game_files(tmp_path / "raw"), FEEDS["games"], progress=lines.append)
+    assert lines[:2] == ["games: staged games/a.csv (1/2 files; 1 read, 3 rows)",
+                         "games: staged games/b.csv (2/2 files; 2 read, 6 rows)"]
+    assert lines[2].startswith("games: working copy brought in step with 2 file(s), 6 new rows in ")
+    assert len(lines) == 3
+
+
+def test_the_ingest_step_logs_its_long_work_in_the_run(tmp_path, monkeypatch):
+    """Asset layer: the lines reach Dagster's run log, validation and the written files included."""
+    from assets.ingest import ingest_feeds
+    from pipeline.defs.resources import DiprankResource
+
+    monkeypatch.setattr(progress, "PROGRESS_SECONDS", 0.0)
+    raw = make_raw(tmp_path / "raw", games=GOOD_GAME, events=[GOOD_EVENT], event_results=GOOD_RESULTS)
+    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"))
+    instance = DagsterInstance.ephemeral()
+    result = materialize([ingest_feeds], resources={"diprank": DiprankResource.from_settings(settings)},
+                         instance=instance)
+    assert result.success
+    messages = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    assert any(m.startswith("games: staged games/games.csv (1/1 files; 1 read, 3 rows)") for m in messages)
+    assert any(m.startswith("games: working copy brought in step with 1 file(s), 3 new rows in ") for m in messages)
+    assert any(m.startswith("games: validated 3 rows, 3 valid in ") for m in messages)
+    assert any(m.startswith("games: validated files written in ") for m in messages)
