@@ -451,11 +451,12 @@ DELIVERIES = [add_file, correct_game, split_game, edit_in_place, remove_file, mo
 # Two layers. At the ingest level, in process, 25 sequences (a fraction of a second a step) cover
 # the incremental logic itself. Whole runs against runs from scratch (two `diprank run`s a step,
 # one to two seconds each) cover what the systems, the views and Dagster make of it: `make test`
-# runs 50 such sequences, in shards that xdist spreads over its workers, and `make bench`
-# (benchmarks/run.py) many more through the variable; it reads back how many ran from the file
-# the second variable names.
+# runs 30 such sequences (new ones on every run), in shards that xdist spreads over its workers,
+# and `make bench` (benchmarks/run.py) many more through the variable; it reads back how many ran
+# from the file the second variable names. 50 per `make test` took the suite to 9 minutes on a
+# slow day of the 2-core machine, with the ten shards a third of it.
 INGEST_SEQUENCES = 25
-SEQUENCES = int(os.environ.get("DIPRANK_PROPERTY_SEQUENCES", "50"))
+SEQUENCES = int(os.environ.get("DIPRANK_PROPERTY_SEQUENCES", "30"))
 SEQUENCES_REPORT = os.environ.get("DIPRANK_PROPERTY_REPORT")
 SHARDS = 10
 
