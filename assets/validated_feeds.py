@@ -1,7 +1,5 @@
 """Validated feed assets: each feed's Pandera model run inside DuckDB; failures to quarantine."""
 
-import time
-
 import duckdb
 from dagster import (
     AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, AssetKey, AssetSpec,
@@ -12,7 +10,6 @@ from assets.metadata import column_schema
 from assets.progress import progress_lines
 from assets.raw_feeds import raw_asset_name
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, GAMES, Feed
-from pipeline.core.progress import report_if_slow
 from pipeline.defs.resources import DiprankResource
 from pipeline.ingest.exports import publish_validated
 from pipeline.ingest.validation import FEED_MODELS, validate_and_count
@@ -59,12 +56,9 @@ def validated_feed_checks(feed: Feed) -> list[AssetCheckSpec]:
 def validated_feed(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource,
                    feed: Feed) -> MaterializeResult:
     """Validate the staged feed and publish its validated files; its materialization and check results."""
-    progress, started = progress_lines(context), time.perf_counter()
-    counts = validate_and_count(con, feed)
-    report_if_slow(progress, started, f"{feed.name}: validated {counts.rows_in:,} rows, {counts.valid:,} valid")
-    started = time.perf_counter()
-    if publish_validated(con, diprank.warehouse, feed):
-        report_if_slow(progress, started, f"{feed.name}: validated files written")
+    progress = progress_lines(context)
+    counts = validate_and_count(con, feed, progress)
+    publish_validated(con, diprank.warehouse, feed, progress)
     if counts.quarantined or counts.files_rejected:
         context.log.warning(
             f"{feed.name}: {counts.quarantined} row(s) quarantined, {counts.files_rejected} file(s) rejected: "

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core import progress as progress_lines
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
+from pipeline.core.progress import Progress, due, report_if_slow
 from pipeline.ingest.staging import (
     FileProblem, SkippedEntry, StageReport, create_staged, stage_file, staged_table, survey_feed,
 )
@@ -243,7 +243,7 @@ def _held_columns(con, feed: Feed) -> list[str]:
 
 
 def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
-                      warehouse: Warehouse | None, progress: progress_lines.Progress | None = None) -> IngestReport:
+                      warehouse: Warehouse | None, progress: Progress | None = None) -> IngestReport:
     """Bring `typed_<feed>` in step with the raw folder, reading only files not ingested before.
 
     With a warehouse, new files' staged rows and the manifest are written there (rows first);
@@ -269,7 +269,7 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
         records.append(_stage_delivery(con, feed, path, source, size, digest, warehouse))
         report.parsed.append(source)
         staged_rows += records[-1].staged
-        if progress is not None and progress_lines.due(last_line):
+        if progress is not None and due(last_line):
             progress(f"{feed.name}: staged {source} ({position}/{len(files)} files; "
                      f"{len(report.parsed)} read, {staged_rows:,} rows)")
             last_line = time.perf_counter()
@@ -280,8 +280,8 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
         remove_unlisted_rows(warehouse, feed.name, records)
     started = time.perf_counter()
     report.changed = sync_working_copy(con, feed, records, warehouse)
-    progress_lines.report_if_slow(progress, started, f"{feed.name}: working copy brought in step with "
-                                  f"{len(records)} file(s), {staged_rows:,} new rows")
+    report_if_slow(progress, started, f"{feed.name}: working copy brought in step with {len(records)} file(s), "
+                                      f"{staged_rows:,} new rows")
     for record in records:
         con.execute(f"DROP TABLE IF EXISTS {arrived_table(feed, record.file_id)}")
     report.files = [r.path for r in records]

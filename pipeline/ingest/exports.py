@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -19,6 +20,7 @@ import pyarrow as pa
 
 from pipeline.core.feed_spec import EVENT_RESULTS, GAMES, Feed
 from pipeline.core.months import Month
+from pipeline.core.progress import Progress, report_if_slow
 from pipeline.ingest.deliveries import export_done, export_due, pending_months
 from pipeline.ingest.fingerprints import fingerprints_path, month_fingerprints, months_in_order, write_month_fingerprints
 from pipeline.ingest.validation import QUARANTINE_TABLE
@@ -74,9 +76,12 @@ def write_nullable(path, table: pa.Table) -> None:
     atomic_write_parquet(path, table.cast(nullable).combine_chunks())
 
 
-def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed) -> bool:
+def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed,
+                      progress: Progress | None = None) -> bool:
     """Write the feed's files if its rows changed since they were written (or one is missing);
-    returns whether it did. A run with nothing new leaves them untouched."""
+    returns whether it did. A run with nothing new leaves them untouched. `progress` hears of a
+    write that took long."""
+    started = time.perf_counter()
     monthly = feed.name in MONTHLY_FEEDS
     every_month, missing = months_to_mend(warehouse, feed) if monthly else (False, [])
     if not (every_month or missing or export_due(con, feed, feed_files(warehouse, feed))):
@@ -102,6 +107,7 @@ def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed
         # Only the months rewritten, when the rest of the file can be kept.
         write_month_fingerprints(con, warehouse, kind, months if monthly and not every_month else None)
     export_done(con, feed)
+    report_if_slow(progress, started, f"{feed.name}: validated files written")
     return True
 
 

@@ -1,15 +1,16 @@
 """Validate a staged feed with its Pandera model inside DuckDB; split valid rows from quarantine."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
-from pipeline.core.progress import Progress
 from pipeline.core.feed_spec import (
     EVENT_RESULTS, EVENTS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
 )
+from pipeline.core.progress import Progress, report_if_slow
 from pipeline.ingest.deliveries import (
     GROUP_COLUMN, PENDING_FILES, PENDING_GROUPS, VALID_FLAG, ingest_deliveries, queue_export,
 )
@@ -390,11 +391,14 @@ def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: 
     return report
 
 
-def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed) -> FeedCounts:
-    """Validate a staged feed and return its balance."""
+def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None) -> FeedCounts:
+    """Validate a staged feed and return its balance; `progress` hears of it when it took long."""
+    started = time.perf_counter()
     validate_feed(con, feed)
     files = [r[0] for r in con.execute(f"SELECT DISTINCT _source_file FROM {typed_table(feed)} ORDER BY 1").fetchall()]
-    return feed_counts(con, feed, files)
+    counts = feed_counts(con, feed, files)
+    report_if_slow(progress, started, f"{feed.name}: validated {counts.rows_in:,} rows, {counts.valid:,} valid")
+    return counts
 
 
 # Feeds in the order their rules need each other (events count their results; results need valid events).
