@@ -64,7 +64,7 @@ def build_rating_asset(system_name: str, partitions_def: PartitionsDefinition) -
                 result = None
             outcomes = (result.checks if result and result.checks else no_outcomes("no months written"))
             with diprank.duckdb() as con:
-                refresh_views(con, diprank.warehouse)
+                refresh_views(con, diprank.warehouse, systems=[system_name])
         return MaterializeResult(
             metadata=rating_metadata(result) if result else {"months_written": 0},
             check_results=[

@@ -155,3 +155,32 @@ def test_a_users_own_file_is_left_alone(tmp_path):
     (tmp_path / INSTANCE_FILE).write_text(DAGSTERS_OWN + "# mine\n")
     prepare_local_instance(tmp_path)
     assert (tmp_path / INSTANCE_FILE).read_text() == DAGSTERS_OWN + "# mine\n"
+
+
+def schema_of(database: Path) -> tuple[list, list]:
+    """The tables, indexes and their SQL, and the migration revision stamped, of a SQLite file."""
+    import sqlite3
+    with sqlite3.connect(database) as con:
+        return (sorted(con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()),
+                con.execute("SELECT version_num FROM alembic_version").fetchall())
+
+
+def test_a_runs_database_is_one_dagster_initialised(tmp_path):
+    """A run's new database is copied from one made by Dagster's own initialisation; a file already
+    there is left to Dagster's check."""
+    from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+    from dagster._core.storage.sql import create_engine
+
+    prepare_local_instance(tmp_path / "home")
+    with DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+        run_id = range_run(instance, "2020-01-01", "2020-03-01")
+        storage = instance.event_log_storage
+        copied = Path(storage.path_for_shard(run_id))
+        assert storage._run_database is not None  # made once, then copied
+        assert [e.dagster_event_type for e in instance.all_logs(run_id) if e.is_dagster_event][0] is not None
+        assert not storage._new_run_database(run_id)  # exists: not overwritten
+    own = SqliteEventLogStorage(str(tmp_path / "dagster"))
+    engine = create_engine(own.conn_string_for_shard("run"))
+    own._initdb(engine)
+    engine.dispose()
+    assert schema_of(copied) == schema_of(Path(own.path_for_shard("run")))
