@@ -5,9 +5,12 @@ import pytest
 
 from pipeline.systems.dip_pouch.reference import dip_pouch_ratings
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pyarrow as pa
 
-from pipeline.systems.dip_pouch.rules import national_rank_array, percentile, shared_rank_array, tournament_value
+from pipeline.systems.dip_pouch.kernel import national_ranks
+from pipeline.systems.dip_pouch.rules import percentile, shared_rank_array, tournament_value
 from tests.support import history, make_raw, rankings, run_cli
 
 DIXIE_FIELD = [  # seed 000: 29 of 36 placements listed
@@ -143,10 +146,11 @@ def test_formula_functions():
     assert tournament_value(36, 3, False, dt.date(2019, 5, 26)) == pytest.approx(12.285714)
     assert tournament_value(36, 3, False, dt.date(2019, 5, 26), cutoff_year=2020) == 0
     assert shared_rank_array(np.array([60.0, 50.0, 50.0, 45.0])).tolist() == [1, 2, 2, 4]
-    table = pa.table({"rating": [50.0, 50.0, 49.0, 48.0, 48.0], "country": ["A", "A", "B", "A", None]})
-    assert national_rank_array(table).tolist() == [1, 1, 1, 3, 0]
-    table = pa.table({"rating": [9.0, 8.0, 8.0, 8.0, 7.0, 7.0, 6.0], "country": ["A", "B", "A", "A", "B", "A", "B"]})
-    assert national_rank_array(table).tolist() == [1, 1, 2, 2, 2, 4, 3]
+    # Countries as codes (A = 0, B = 1, none = -1), rows in rating order.
+    ranks = national_ranks(np.array([0, 0, 1, 0, -1]), np.array([50.0, 50.0, 49.0, 48.0, 48.0]), 2)
+    assert ranks.tolist() == [1, 1, 1, 3, 0]
+    ranks = national_ranks(np.array([0, 1, 0, 0, 1, 0, 1]), np.array([9.0, 8.0, 8.0, 8.0, 7.0, 7.0, 6.0]), 2)
+    assert ranks.tolist() == [1, 1, 2, 2, 2, 4, 3]
 
 
 def test_pipeline_matches_reference(golden_run):
@@ -259,3 +263,26 @@ def test_tournament_values_match_the_rule():
     got = kernel.tournament_values(n, rounds, wc, year, 2001)
     assert got.tolist() == [tournament_value(*case[:3], dt.date(case[3], 6, 1)) for case in cases]
     assert kernel.end_years(np.array([-1, 0, 11016, 18262], np.int32)).tolist() == [1969, 1970, 2000, 2020]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_table_order_is_last_months_order_with_the_touched_players_sorted_in(data):
+    """kernel.table_order against a plain sort of the listed players by (-rating, id), month after
+    month: equal ratings, ids that begin one another, players touched twice or not listed."""
+    from pipeline.systems.dip_pouch.kernel import table_order
+    from pipeline.systems.kernels.ids import string_buffers
+
+    ids = data.draw(st.lists(st.text(alphabet="abé", min_size=1, max_size=4), min_size=1, max_size=30, unique=True))
+    n = len(ids)
+    offsets, text = string_buffers(pa.array(ids, pa.string()))
+    rating, events = np.full(n, 40.0), np.zeros(n, np.int64)
+    order = np.zeros(0, np.int64)
+    for _ in range(data.draw(st.integers(1, 6))):
+        touched = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=2 * n)), np.int64)
+        for p in touched.tolist():
+            rating[p] = data.draw(st.sampled_from([40.0, 50.0, 55.5, 60.0]))  # few values: many ties
+            events[p] += data.draw(st.integers(0, 1))
+        order = table_order(order, touched, events, rating, offsets, text)
+        expected = sorted((p for p in range(n) if events[p] > 0), key=lambda p: (-rating[p], ids[p].encode()))
+        assert order.tolist() == expected

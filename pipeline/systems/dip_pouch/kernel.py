@@ -12,6 +12,8 @@ import numpy as np
 from numba import njit
 
 from pipeline.systems.kernels.calendar import civil_from_days
+from pipeline.systems.kernels.ids import id_less
+from pipeline.systems.kernels.sort import sorted_by_id
 
 WORLD_CHAMPIONSHIP_VALUE = 20.0
 MAX_EVENT_VALUE = 15.0
@@ -82,3 +84,52 @@ def national_ranks(country, rating, countries):
             last_rating[c] = rating[k]
         ranks[k] = last_rank[c]
     return ranks
+
+
+@njit(cache=True)
+def table_order(previous, touched, events, rating, id_offsets, id_data):
+    """The listed players (events above 0) by rating, best first, then player_id: `previous`, last
+    month's order, less the `touched` players (whose ratings may have moved; the others' have not,
+    so they stay in order), merged with those of the touched players that are listed, sorted
+    anew. The ids are Arrow string buffers (offsets, UTF-8 bytes) by player number.
+
+    A month touches a few hundred players of tens of thousands listed: this is a pass over the
+    table and a sort of the month's players, where sorting the whole table by rating and id
+    every month cost more than the month's rating."""
+    n = rating.shape[0]
+    is_touched = np.zeros(n, np.bool_)
+    moved = np.empty(touched.shape[0], np.int64)
+    m = 0
+    for p in touched:
+        if not is_touched[p]:
+            is_touched[p] = True
+            if events[p] > 0:
+                moved[m] = p
+                m += 1
+    moved = sorted_by_id(moved[:m], id_offsets, id_data)
+    moved = moved[np.argsort(-rating[moved], kind="mergesort")]  # stable: equal ratings stay in id order
+    out = np.empty(previous.shape[0] + m, np.int64)
+    k = j = 0
+    for p in previous:
+        if is_touched[p]:
+            continue
+        while j < m and (rating[moved[j]] > rating[p]
+                         or (rating[moved[j]] == rating[p] and id_less(id_offsets, id_data, moved[j], p))):
+            out[k] = moved[j]
+            k += 1
+            j += 1
+        out[k] = p
+        k += 1
+    while j < m:
+        out[k] = moved[j]
+        k += 1
+        j += 1
+    return out[:k].copy()
+
+
+@njit(cache=True)
+def latest_codes(codes, players, values, keep):
+    """codes[players[r]] = values[r] for every row r where keep[r], rows in order (the last wins)."""
+    for r in range(players.shape[0]):
+        if keep[r]:
+            codes[players[r]] = values[r]

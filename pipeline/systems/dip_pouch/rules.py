@@ -52,22 +52,39 @@ def updated_rating(old: float, value: float, pct: float) -> float:
 
 @dataclass
 class DipPouchState:
-    """Per-player arrays indexed by a dense player number (ids[i] is player i)."""
+    """Per-player arrays indexed by a dense player number (ids[i] is player i), and the listed
+    players in table order."""
 
     ids: list[str] = field(default_factory=list)
     rating: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     events: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     last_event: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # days since 1970-01-01
-    country: list[str | None] = field(default_factory=list)  # registry country, else latest nationality
+    # Registry country, else latest nationality: a code into `countries` (-1: none).
+    country: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     from_registry: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
+    countries: dict[str, int] = field(default_factory=dict)  # country name -> code, codes in order of first sight
     index: dict[str, int] = field(default_factory=dict)  # ids inverted; rebuilt, never checkpointed
     id_array: pa.Array | None = None  # ids as Arrow (see id_array); immutable, so shared by copies
     registry_pending: bool = False  # players from a published list, whose registry countries the first step sets
+    # The listed players by rating, best first, then id (kernel.table_order); None until first
+    # needed after a decode. Derived, never checkpointed; replaced, never changed in place.
+    order: np.ndarray | None = None
 
     def copy(self) -> "DipPouchState":
         return DipPouchState(list(self.ids), self.rating.copy(), self.events.copy(), self.last_event.copy(),
-                             list(self.country), self.from_registry.copy(), dict(self.index), self.id_array,
-                             self.registry_pending)
+                             self.country.copy(), self.from_registry.copy(), dict(self.countries), dict(self.index),
+                             self.id_array, self.registry_pending, self.order)
+
+    def country_code(self, name: str | None) -> int:
+        """The code of a country name (a new one gets the next code); -1 for none."""
+        if not name:
+            return -1
+        return self.countries.setdefault(name, len(self.countries))
+
+    def country_names(self) -> list[str | None]:
+        """Each player's country name (None: none), by player number."""
+        names = list(self.countries)
+        return [names[c] if c >= 0 else None for c in self.country.tolist()]
 
 
 EPOCH = dt.date(1970, 1, 1)
@@ -102,7 +119,7 @@ class DipPouch:
         return DipPouchState(
             ids, np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
             np.asarray(rows.column("events").to_numpy(zero_copy_only=False), np.int64), np.array(last, np.int32),
-            [None] * len(ids), np.zeros(len(ids), np.bool_), {pid: i for i, pid in enumerate(ids)},
+            np.full(len(ids), -1, np.int32), np.zeros(len(ids), np.bool_), {}, {pid: i for i, pid in enumerate(ids)},
             registry_pending=True)
 
     def step(self, state: DipPouchState, month_input: MonthInput) -> MonthOutput:
@@ -114,7 +131,7 @@ class DipPouch:
             apply_registry(state, month_input.registry)
         m = rows.num_rows
         players = player_indices(state, rows.column("player_id").to_pylist(), month_input.registry)
-        note_nationalities(state, players, rows.column("nationality").to_pylist())
+        note_nationalities(state, players, rows.column("nationality"))
         n = np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.float64)
         placement = np.asarray(rows.column("placement").to_numpy(zero_copy_only=False), np.float64)
         pct = (n + 0.5 - placement) / n * 100
@@ -131,6 +148,7 @@ class DipPouch:
         after = np.full(m, np.nan)
         kernel.apply_events(event_start, value, players, pct, end_days, state.rating, state.events,
                             state.last_event, before, after, np.empty(m, np.int64))
+        state.order = table_order(state, players)
         history = pa.table({
             "source_id": rows.column("event_id"), "source_date": rows.column("end_date"),
             "player_id": rows.column("player_id"), "rating_before": pa.array(before, pa.float64()),
@@ -143,12 +161,14 @@ class DipPouch:
 
     def encode_state(self, state: DipPouchState) -> dict:
         return {"ids": state.ids, "rating": state.rating, "events": state.events, "last_event": state.last_event,
-                "country": state.country, "from_registry": state.from_registry}
+                "country": state.country_names(), "from_registry": state.from_registry}
 
     def decode_state(self, data: dict) -> DipPouchState:
         ids = list(data["ids"])
-        return DipPouchState(ids, data["rating"], data["events"], data["last_event"], list(data["country"]),
-                             data["from_registry"], {pid: i for i, pid in enumerate(ids)})
+        state = DipPouchState(ids, data["rating"], data["events"], data["last_event"],
+                              from_registry=data["from_registry"], index={pid: i for i, pid in enumerate(ids)})
+        state.country = np.array([state.country_code(name) for name in data["country"]], np.int32)
+        return state
 
 
 def run_starts(column: pa.ChunkedArray) -> np.ndarray:
@@ -178,9 +198,9 @@ def player_indices(state: DipPouchState, player_ids: list[str], registry) -> np.
         state.rating = np.concatenate([state.rating, np.full(len(added), START_RATING)])
         state.events = np.concatenate([state.events, np.zeros(len(added), np.int64)])
         state.last_event = np.concatenate([state.last_event, np.zeros(len(added), np.int32)])
-        countries = [registry[p].country if p in registry and registry[p].country else None for p in added]
-        state.country.extend(countries)
-        state.from_registry = np.concatenate([state.from_registry, np.array([c is not None for c in countries])])
+        codes = np.array([state.country_code(registry[p].country if p in registry else None) for p in added], np.int32)
+        state.country = np.concatenate([state.country, codes])
+        state.from_registry = np.concatenate([state.from_registry, codes >= 0])
     return out
 
 
@@ -190,32 +210,48 @@ def apply_registry(state: DipPouchState, registry) -> None:
     for i, pid in enumerate(state.ids):
         info = registry.get(pid)
         if info is not None and info.country:
-            state.country[i], state.from_registry[i] = info.country, True
+            state.country[i], state.from_registry[i] = state.country_code(info.country), True
     state.registry_pending = False
 
 
-def note_nationalities(state: DipPouchState, players: np.ndarray, nationalities: list[str | None]) -> None:
+def note_nationalities(state: DipPouchState, players: np.ndarray, nationalities: pa.ChunkedArray) -> None:
     """The latest listed nationality stands in for a country the registry does not give."""
-    for i, nationality in zip(players.tolist(), nationalities):
-        if nationality and not state.from_registry[i]:
-            state.country[i] = nationality
+    nationalities = nationalities.combine_chunks() if isinstance(nationalities, pa.ChunkedArray) else nationalities
+    named = pc.fill_null(pc.not_equal(nationalities, ""), False).to_numpy(zero_copy_only=False)
+    if not named.any():
+        return
+    names = pc.dictionary_encode(nationalities)
+    codes = np.array([state.country_code(name) for name in names.dictionary.to_pylist()], np.int32)
+    values = codes[pc.fill_null(names.indices, 0).to_numpy(zero_copy_only=False)]
+    kernel.latest_codes(state.country, players, values, named & ~state.from_registry[players])
+
+
+def table_order(state: DipPouchState, touched: np.ndarray) -> np.ndarray:
+    """The listed players in table order after a month that touched `touched` (kernel.table_order;
+    every player when the state has no order yet)."""
+    previous = state.order
+    if previous is None:
+        previous, touched = np.zeros(0, np.int64), np.arange(len(state.ids), dtype=np.int64)
+    return kernel.table_order(previous, touched, state.events, state.rating, *string_buffers(id_array(state)))
 
 
 def listed_table(state: DipPouchState) -> pa.Table:
     """Everyone with an event of value above 0, by rating then player_id, with shared and national ranks."""
-    listed = np.flatnonzero(state.events > 0)
-    unsorted = pa.table({
-        "player_id": id_array(state).take(pa.array(listed)), "rating": pa.array(state.rating[listed], pa.float64()),
-        "events": pa.array(state.events[listed], pa.int64()),
-        "last_event_date": pa.array(state.last_event[listed], pa.int32(),
-                                    mask=state.last_event[listed] == NO_EVENT_DAY).cast(pa.date32()),
-        "country": pa.array([state.country[i] for i in listed.tolist()], pa.string()),
+    order = state.order if state.order is not None else table_order(state, np.zeros(0, np.int64))
+    ratings = state.rating[order]
+    codes = state.country[order]
+    no_country = codes < 0
+    last = state.last_event[order]
+    table = pa.table({
+        "rank": pa.array(shared_rank_array(ratings), pa.int64()),
+        "player_id": id_array(state).take(pa.array(order)),
+        "rating": pa.array(ratings, pa.float64()),
+        "events": pa.array(state.events[order], pa.int64()),
+        "last_event_date": pa.array(last, pa.int32(), mask=last == NO_EVENT_DAY).cast(pa.date32()),
+        "country": pa.array(list(state.countries), pa.string()).take(pa.array(codes, mask=no_country)),
+        "national_rank": pa.array(kernel.national_ranks(codes.astype(np.int64), ratings, len(state.countries)),
+                                  pa.int64(), mask=no_country),
     })
-    table = unsorted.take(pc.sort_indices(unsorted, sort_keys=[("rating", "descending"), ("player_id", "ascending")]))
-    ratings = table.column("rating").to_numpy()
-    table = table.append_column("national_rank", pa.array(national_rank_array(table), pa.int64(),
-                                                          mask=pc.is_null(table.column("country")).to_numpy(zero_copy_only=False)))
-    table = table.add_column(0, "rank", pa.array(shared_rank_array(ratings), pa.int64()))
     return table.select(RANKING_COLUMNS.names).cast(RANKING_COLUMNS)
 
 
@@ -239,11 +275,3 @@ def shared_rank_array(ratings_in_order: np.ndarray) -> np.ndarray:
     starts = np.ones(n, np.bool_)
     starts[1:] = ratings_in_order[1:] != ratings_in_order[:-1]
     return np.maximum.accumulate(np.where(starts, positions, 0)) if n else positions
-
-
-def national_rank_array(table: pa.Table) -> np.ndarray:
-    """Shared rank within each country for a table sorted by rating; 0 where there is no country
-    (one compiled pass, kernel.national_ranks, over the countries as dictionary codes)."""
-    encoded = pc.dictionary_encode(table.column("country")).combine_chunks()
-    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    return kernel.national_ranks(codes, table.column("rating").to_numpy(), len(encoded.dictionary))
