@@ -314,8 +314,7 @@ def final_ratings(table) -> pa.Table:
 
     numbers = PlayerNumbers(expected=table.num_rows)
     players = numbers.numbers(table.column("player_id").combine_chunks())
-    n = table.column("num_players").to_numpy().astype(np.float64)
-    pct = (n + 0.5 - table.column("placement").to_numpy().astype(np.float64)) / n * 100
+    pct = kernel.percentiles(table.column("num_players").to_numpy(), table.column("placement").to_numpy())
     end_days = table.column("end_date").cast(pa.int32()).to_numpy().astype(np.int32)
     event_start = run_starts(table.column("event_id"))
     heads = event_start[:-1]

@@ -132,15 +132,14 @@ class DipPouch:
         m = rows.num_rows
         players = player_indices(state, rows.column("player_id").to_pylist(), month_input.registry)
         note_nationalities(state, players, rows.column("nationality"))
-        n = np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.float64)
-        placement = np.asarray(rows.column("placement").to_numpy(zero_copy_only=False), np.float64)
-        pct = (n + 0.5 - placement) / n * 100
+        num_players = np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.int64)
+        pct = kernel.percentiles(num_players, np.asarray(rows.column("placement").to_numpy(zero_copy_only=False), np.int64))
         end_days = np.asarray(rows.column("end_date").cast(pa.int32()).to_numpy(zero_copy_only=False), np.int32)
         # An event's rows are consecutive; its fields are read from its first row.
         event_start = run_starts(rows.column("event_id"))
         heads = event_start[:-1]
         value = kernel.tournament_values(
-            np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.int64)[heads],
+            num_players[heads],
             np.asarray(rows.column("rounds").to_numpy(zero_copy_only=False), np.int64)[heads],
             pc.fill_null(rows.column("is_world_championship"), False).to_numpy(zero_copy_only=False)[heads],
             kernel.end_years(end_days[heads]), self.cutoff_year)
