@@ -184,3 +184,5 @@ def test_a_runs_database_is_one_dagster_initialised(tmp_path):
     own._initdb(engine)
     engine.dispose()
     assert schema_of(copied) == schema_of(Path(own.path_for_shard("run")))
+    assert copied.stat().st_mode == Path(own.path_for_shard("run")).stat().st_mode
+    assert not list(copied.parent.glob(".*.tmp"))  # nothing left aside

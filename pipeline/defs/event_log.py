@@ -84,12 +84,19 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
                 self._initdb(engine)
                 engine.dispose()
                 self._run_database = template.read_bytes()
+        # Written aside, then linked into place: the database appears whole, and never over one
+        # that another process made meanwhile. Created as SQLite creates a file (0644, less the umask).
+        path = Path(self.path_for_shard(shard))
+        aside = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one writer per process: the lock is held
+        descriptor = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            descriptor = os.open(self.path_for_shard(shard), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(self._run_database)
+            os.link(aside, path)
         except FileExistsError:
             return False
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(self._run_database)
+        finally:
+            aside.unlink(missing_ok=True)
         return True
 
     def has_table(self, table_name: str) -> bool:
