@@ -215,7 +215,7 @@ def apply_registry(state: DipPouchState, registry) -> None:
 
 def note_nationalities(state: DipPouchState, players: np.ndarray, nationalities: pa.ChunkedArray) -> None:
     """The latest listed nationality stands in for a country the registry does not give."""
-    nationalities = nationalities.combine_chunks() if isinstance(nationalities, pa.ChunkedArray) else nationalities
+    nationalities = nationalities.combine_chunks()
     named = pc.fill_null(pc.not_equal(nationalities, ""), False).to_numpy(zero_copy_only=False)
     if not named.any():
         return
@@ -236,7 +236,7 @@ def table_order(state: DipPouchState, touched: np.ndarray) -> np.ndarray:
 
 def listed_table(state: DipPouchState) -> pa.Table:
     """Everyone with an event of value above 0, by rating then player_id, with shared and national ranks."""
-    order = state.order if state.order is not None else table_order(state, np.zeros(0, np.int64))
+    order = state.order  # the step's, after its events
     ratings = state.rating[order]
     codes = state.country[order]
     no_country = codes < 0
