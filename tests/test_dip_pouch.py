@@ -168,12 +168,16 @@ def test_pipeline_matches_reference(golden_run):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_fast_path_matches_reference_month_by_month(tmp_path, seed):
-    """The vectorised system against the plain reference on generated events, at every month end."""
+    """The vectorised system against the plain references on generated events, at every month end:
+    the whole table (ranks, ratings, events, last event, country, national rank) and the ratings.
+    Some nationalities are blank or missing, and the registry names a country for some players
+    (and an empty one for another), so that countries come from both places."""
     import pyarrow.parquet as pq
 
     from pipeline.synthetic.generator import write_feeds
     from pipeline.core.months import Month, month_range
     from pipeline.systems.base import EVENT_RESULT_COLUMNS, MonthInput, PlayerInfo
+    from pipeline.systems.dip_pouch.reference import dip_pouch_tables
     from pipeline.systems.dip_pouch.rules import DipPouch
 
     write_feeds(tmp_path, games=10, players=300, years=5, events=50, seed=seed, end_year=2006)
@@ -185,16 +189,24 @@ def test_fast_path_matches_reference_month_by_month(tmp_path, seed):
              "event_id": r["event_id"], "event_name": by_event[r["event_id"]]["name"], "player_id": r["player_id"],
              "player_name": r["player_name"], "nationality": r["nationality"], "placement": r["placement"]}
             for r in results]
+    for k, row in enumerate(rows):
+        row["nationality"] = {0: "", 1: None}.get(k % 9, row["nationality"])
     rows.sort(key=lambda r: (r["end_date"], r["start_date"], r["event_id"], r["placement"], r["player_id"]))
     table = pa.Table.from_pylist(rows, schema=EVENT_RESULT_COLUMNS)
+    players = sorted({r["player_id"] for r in rows})
+    registry = {"nobody": PlayerInfo("No One", "NOR"), players[0]: PlayerInfo("First", ""),
+                **{pid: PlayerInfo("Registered", "REG") for pid in players[1:40:3]}}
     system, state = DipPouch(), DipPouch().initial_state()
     months = month_range(Month.of(rows[0]["end_date"]), Month.of(rows[-1]["end_date"]))
-    registry = {"nobody": PlayerInfo("No One", "NOR")}
+    expected_tables = dict(dip_pouch_tables(rows, months, {pid: info.country for pid, info in registry.items()}))
+    assert any(r["country"] == "REG" for r in expected_tables[months[-1]])  # both sources are used
+    assert any(r["country"] not in ("REG", None) for r in expected_tables[months[-1]])
     for month in months:
         inside = [i for i, r in enumerate(rows) if Month.of(r["end_date"]) == month]
         month_rows = table.slice(inside[0], len(inside)) if inside else table.slice(0, 0)
         out = system.step(state, MonthInput(month, month_rows, registry))
         state = out.state
+        assert out.table.to_pylist() == expected_tables[month], month
         so_far = [e for e in events if e["end_date"] <= month.last_day]
         for e in so_far:
             e["results"] = [r for r in results if r["event_id"] == e["event_id"]]
@@ -286,3 +298,39 @@ def test_table_order_is_last_months_order_with_the_touched_players_sorted_in(dat
         order = table_order(order, touched, events, rating, offsets, text)
         expected = sorted((p for p in range(n) if events[p] > 0), key=lambda p: (-rating[p], ids[p].encode()))
         assert order.tolist() == expected
+
+
+def test_a_state_stepped_again_gives_what_its_checkpoint_gives():
+    """States stepped one from another share their players' numbering: stepping an earlier state a
+    second time, with other newcomers, must neither see the first branch's players nor change
+    that branch, and gives what the same state restored from its checkpoint gives."""
+    from pipeline.core.months import Month
+    from pipeline.core.state_codec import dumps, loads
+    from pipeline.systems.base import EVENT_RESULT_COLUMNS, MonthInput
+    from pipeline.systems.dip_pouch.rules import DipPouch
+
+    def month_of(month: Month, event: str, players: list[str]) -> MonthInput:
+        day = month.last_day
+        rows = [{"event_id": event, "event_name": event, "start_date": day, "end_date": day, "rounds": 3,
+                 "num_players": len(players), "is_world_championship": False, "player_id": pid,
+                 "player_name": pid, "nationality": "FRA" if pid.startswith("b") else "", "placement": k + 1}
+                for k, pid in enumerate(players)]
+        return MonthInput(month, pa.Table.from_pylist(rows, schema=EVENT_RESULT_COLUMNS))
+
+    system = DipPouch()
+    january, february, march = Month(2020, 1), Month(2020, 2), Month(2020, 3)
+    start = system.step(system.initial_state(), month_of(january, "e1", ["p1", "p2", "p3"])).state
+    checkpoint = dumps(system.encode_state(start))
+    one = system.step(start, month_of(february, "e2", ["a1", "p1", "a2"]))
+    other = system.step(start, month_of(february, "e3", ["b1", "p2", "b2", "b3"]))
+    restored = system.step(system.decode_state(loads(checkpoint)), month_of(february, "e3", ["b1", "p2", "b2", "b3"]))
+    assert other.table.equals(restored.table) and other.history.equals(restored.history)
+    assert set(other.table.column("player_id").to_pylist()) == {"p1", "p2", "p3", "b1", "b2", "b3"}
+    assert other.state.ids == ["p1", "p2", "p3", "b1", "b2", "b3"]
+    # The first branch goes on as if the second had never been stepped.
+    later = system.step(one.state, month_of(march, "e4", ["a2", "b1"]))
+    alone = system.step(system.step(system.decode_state(loads(checkpoint)), month_of(february, "e2", ["a1", "p1", "a2"])).state,
+                        month_of(march, "e4", ["a2", "b1"]))
+    assert later.table.equals(alone.table) and later.history.equals(alone.history)
+    assert later.state.ids == ["p1", "p2", "p3", "a1", "a2", "b1"]
+    assert dumps(system.encode_state(start)) == checkpoint

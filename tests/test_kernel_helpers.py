@@ -280,7 +280,7 @@ def test_rows_in_order_is_the_order_of_python_tuples(rows, sort_first):
 def test_player_numbers_number_ids_in_order_of_first_sight_whatever_the_size_expected(ids_seen, expected):
     import pyarrow as pa
 
-    from pipeline.rating.numbering import PlayerNumbers
+    from pipeline.systems.kernels.numbering import PlayerNumbers
 
     first_sight = list(dict.fromkeys(ids_seen))
     numbers = PlayerNumbers(expected=expected)

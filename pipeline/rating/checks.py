@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from pipeline.rating.numbering import PlayerNumbers
+from pipeline.systems.kernels.numbering import PlayerNumbers
 from pipeline.systems.base import RatingSystem
 from pipeline.warehouse.store import scratch
 

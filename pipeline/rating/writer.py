@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from pipeline.rating.carried import carried_columns
 from pipeline.rating.checks import CheckOutcome, check_tables, no_outcomes
-from pipeline.rating.numbering import PlayerNumbers
+from pipeline.systems.kernels.numbering import PlayerNumbers
 from pipeline.core.months import Month
 from pipeline.warehouse.store import Warehouse, atomic_write_parquet, scratch
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem

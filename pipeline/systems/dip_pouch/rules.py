@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.systems.dip_pouch import kernel
-from pipeline.systems.kernels.ids import run_starts as string_run_starts, string_buffers
+from pipeline.systems.kernels.ids import run_starts as string_run_starts, string_buffers, strings_of
+from pipeline.systems.kernels.numbering import PlayerNumbers
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -63,8 +64,10 @@ class DipPouchState:
     country: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     from_registry: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
     countries: dict[str, int] = field(default_factory=dict)  # country name -> code, codes in order of first sight
-    index: dict[str, int] = field(default_factory=dict)  # ids inverted; rebuilt, never checkpointed
-    id_array: pa.Array | None = None  # ids as Arrow (see id_array); immutable, so shared by copies
+    # The ids numbered in a compiled hash table (see own_numbers): append-only, so shared by the
+    # states stepped one from another; rebuilt from `ids`, never checkpointed.
+    numbers: PlayerNumbers | None = None
+    country_names_array: pa.Array | None = None  # `countries`' names as Arrow (see country_array)
     registry_pending: bool = False  # players from a published list, whose registry countries the first step sets
     # The listed players by rating, best first, then id (kernel.table_order); None until first
     # needed after a decode. Derived, never checkpointed; replaced, never changed in place.
@@ -72,8 +75,8 @@ class DipPouchState:
 
     def copy(self) -> "DipPouchState":
         return DipPouchState(list(self.ids), self.rating.copy(), self.events.copy(), self.last_event.copy(),
-                             self.country.copy(), self.from_registry.copy(), dict(self.countries), dict(self.index),
-                             self.id_array, self.registry_pending, self.order)
+                             self.country.copy(), self.from_registry.copy(), dict(self.countries), self.numbers,
+                             self.country_names_array, self.registry_pending, self.order)
 
     def country_code(self, name: str | None) -> int:
         """The code of a country name (a new one gets the next code); -1 for none."""
@@ -119,8 +122,7 @@ class DipPouch:
         return DipPouchState(
             ids, np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
             np.asarray(rows.column("events").to_numpy(zero_copy_only=False), np.int64), np.array(last, np.int32),
-            np.full(len(ids), -1, np.int32), np.zeros(len(ids), np.bool_), {}, {pid: i for i, pid in enumerate(ids)},
-            registry_pending=True)
+            np.full(len(ids), -1, np.int32), np.zeros(len(ids), np.bool_), registry_pending=True)
 
     def step(self, state: DipPouchState, month_input: MonthInput) -> MonthOutput:
         """Apply the month's events in order (one compiled pass over the rows,
@@ -130,7 +132,7 @@ class DipPouch:
         if state.registry_pending:
             apply_registry(state, month_input.registry)
         m = rows.num_rows
-        players = player_indices(state, rows.column("player_id").to_pylist(), month_input.registry)
+        players = player_indices(state, rows.column("player_id"), month_input.registry)
         note_nationalities(state, players, rows.column("nationality"))
         num_players = np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.int64)
         pct = kernel.percentiles(num_players, np.asarray(rows.column("placement").to_numpy(zero_copy_only=False), np.int64))
@@ -165,7 +167,7 @@ class DipPouch:
     def decode_state(self, data: dict) -> DipPouchState:
         ids = list(data["ids"])
         state = DipPouchState(ids, data["rating"], data["events"], data["last_event"],
-                              from_registry=data["from_registry"], index={pid: i for i, pid in enumerate(ids)})
+                              from_registry=data["from_registry"])
         state.country = np.array([state.country_code(name) for name in data["country"]], np.int32)
         return state
 
@@ -181,18 +183,27 @@ def run_starts(column: pa.ChunkedArray) -> np.ndarray:
     return string_run_starts(*string_buffers(strings.cast(pa.string())))
 
 
-def player_indices(state: DipPouchState, player_ids: list[str], registry) -> np.ndarray:
+def own_numbers(state: DipPouchState) -> PlayerNumbers:
+    """The numbering of the state's ids: the one it shares with the state it was stepped from while
+    that holds no more ids than its own, else one built from its ids (a decoded state, a state
+    stepped a second time)."""
+    numbers = state.numbers
+    if numbers is None or numbers.count != len(state.ids):
+        numbers = PlayerNumbers(pa.array(state.ids, pa.string()), expected=len(state.ids))
+        if numbers.count != len(state.ids):
+            raise ValueError("dip_pouch: the state lists a player twice")
+        state.numbers = numbers
+    return numbers
+
+
+def player_indices(state: DipPouchState, player_ids: pa.ChunkedArray, registry) -> np.ndarray:
     """Dense indices of the month's players; newcomers start at 40 with their registry country."""
-    index = state.index
-    out = np.empty(len(player_ids), np.int64)
-    added: list[str] = []
-    for k, pid in enumerate(player_ids):
-        i = index.get(pid)
-        if i is None:
-            i = index[pid] = len(state.ids) + len(added)
-            added.append(pid)
-        out[k] = i
-    if added:
+    numbers = own_numbers(state)
+    known = numbers.count
+    ids = player_ids.combine_chunks() if isinstance(player_ids, pa.ChunkedArray) else player_ids
+    out = numbers.numbers(ids).astype(np.int64)
+    if numbers.count > known:
+        added = numbers.ids().slice(known).to_pylist()
         state.ids.extend(added)
         state.rating = np.concatenate([state.rating, np.full(len(added), START_RATING)])
         state.events = np.concatenate([state.events, np.zeros(len(added), np.int64)])
@@ -215,14 +226,13 @@ def apply_registry(state: DipPouchState, registry) -> None:
 
 def note_nationalities(state: DipPouchState, players: np.ndarray, nationalities: pa.ChunkedArray) -> None:
     """The latest listed nationality stands in for a country the registry does not give."""
-    nationalities = nationalities.combine_chunks()
-    named = pc.fill_null(pc.not_equal(nationalities, ""), False).to_numpy(zero_copy_only=False)
-    if not named.any():
-        return
-    names = pc.dictionary_encode(nationalities)
-    codes = np.array([state.country_code(name) for name in names.dictionary.to_pylist()], np.int32)
-    values = codes[pc.fill_null(names.indices, 0).to_numpy(zero_copy_only=False)]
-    kernel.latest_codes(state.country, players, values, named & ~state.from_registry[players])
+    names = pc.dictionary_encode(nationalities.combine_chunks())
+    # A code per distinct name (-1 for ""), then -1 for a missing one.
+    codes = np.array([state.country_code(name) for name in names.dictionary.to_pylist()] + [-1], np.int32)
+    values = codes[pc.fill_null(names.indices, len(codes) - 1).to_numpy(zero_copy_only=False)]
+    named = values >= 0
+    if named.any():
+        kernel.latest_codes(state.country, players, values, named & ~state.from_registry[players])
 
 
 def table_order(state: DipPouchState, touched: np.ndarray) -> np.ndarray:
@@ -241,30 +251,33 @@ def listed_table(state: DipPouchState) -> pa.Table:
     codes = state.country[order]
     no_country = codes < 0
     last = state.last_event[order]
-    table = pa.table({
-        "rank": pa.array(shared_rank_array(ratings), pa.int64()),
-        "player_id": id_array(state).take(pa.array(order)),
-        "rating": pa.array(ratings, pa.float64()),
-        "events": pa.array(state.events[order], pa.int64()),
-        "last_event_date": pa.array(last, pa.int32(), mask=last == NO_EVENT_DAY).cast(pa.date32()),
-        "country": pa.array(list(state.countries), pa.string()).take(pa.array(codes, mask=no_country)),
-        "national_rank": pa.array(kernel.national_ranks(codes.astype(np.int64), ratings, len(state.countries)),
-                                  pa.int64(), mask=no_country),
-    })
-    return table.select(RANKING_COLUMNS.names).cast(RANKING_COLUMNS)
+    return pa.Table.from_arrays([
+        pa.array(shared_rank_array(ratings), pa.int64()),
+        id_array(state).take(pa.array(order)),
+        pa.array(ratings, pa.float64()),
+        pa.array(state.events[order], pa.int64()),
+        pa.array(last, pa.int32(), mask=last == NO_EVENT_DAY).view(pa.date32()),
+        country_array(state).take(pa.array(codes, mask=no_country)),
+        pa.array(kernel.national_ranks(codes.astype(np.int64), ratings, len(state.countries)), pa.int64(),
+                 mask=no_country),
+    ], schema=RANKING_COLUMNS)
+
+
+def country_array(state: DipPouchState) -> pa.Array:
+    """The country names by code as Arrow, made again only when a country was added."""
+    made = state.country_names_array
+    if made is None or len(made) != len(state.countries):
+        made = state.country_names_array = pa.array(list(state.countries), pa.string())
+    return made
 
 
 def id_array(state: DipPouchState) -> pa.Array:
-    """state.ids as an Arrow array, kept with the state and extended by the ids added since it was
-    made (ids are only ever appended): converting every id again each month cost more than the
-    month's rating itself."""
-    made = state.id_array
-    if made is None or len(made) > len(state.ids):
-        made = pa.array(state.ids, pa.string())
-    elif len(made) < len(state.ids):
-        made = pa.concat_arrays([made, pa.array(state.ids[len(made):], pa.string())])
-    state.id_array = made
-    return made
+    """state.ids as an Arrow array: a view of the numbering's bytes (converting every id again each
+    month cost more than the month's rating itself)."""
+    numbers = state.numbers
+    if numbers is None or numbers.count < len(state.ids):
+        numbers = own_numbers(state)
+    return strings_of(numbers.offsets, numbers.pool, len(state.ids))
 
 
 def shared_rank_array(ratings_in_order: np.ndarray) -> np.ndarray:

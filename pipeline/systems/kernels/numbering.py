@@ -1,9 +1,10 @@
 """Dense numbers for player ids across a run's months, in one compiled hash table.
 
 The writer carries each player's last rank and rating, peak and latest feed name from month to
-month, and a month finds its players among everyone seen so far. A lookup with Arrow
-(`pc.index_in`) builds a hash of the whole value set on every call, so a month's cost grew with
-the players seen; this table is built once and probed (pipeline.systems.kernels.ids).
+month, and Dip Pouch its players' ratings: a month finds its players among everyone seen so far.
+A lookup with Arrow (`pc.index_in`) builds a hash of the whole value set on every call, and a
+Python dict costs a lookup per row, so a month's cost grew with the players seen or its rows;
+this table is built once and probed in one compiled pass (pipeline.systems.kernels.ids).
 """
 from __future__ import annotations
 
