@@ -200,8 +200,7 @@ def player_indices(state: DipPouchState, player_ids: pa.ChunkedArray, registry) 
     """Dense indices of the month's players; newcomers start at 40 with their registry country."""
     numbers = own_numbers(state)
     known = numbers.count
-    ids = player_ids.combine_chunks() if isinstance(player_ids, pa.ChunkedArray) else player_ids
-    out = numbers.numbers(ids).astype(np.int64)
+    out = numbers.numbers(player_ids.combine_chunks()).astype(np.int64)
     if numbers.count > known:
         added = numbers.ids().slice(known).to_pylist()
         state.ids.extend(added)
