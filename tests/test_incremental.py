@@ -265,6 +265,26 @@ def test_a_staged_rows_file_keeps_its_delivery_in_line_order(tmp_path):
         assert staged.column("player_id").to_pylist() == expected
 
 
+def test_a_parquet_delivery_with_a_column_named_like_the_readers_row_number_is_numbered_all_the_same(tmp_path):
+    """Parquet rows are numbered by the reader's own row number, unless the file holds a column of
+    that name: then by a window, and the column is an extra one, ignored."""
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    ids = [f"p{n:05d}" for n in range(20_000, 0, -1)]
+    rows = [{"player_id": pid, "name": f"Player {pid}", "country": "NOR", "File_Row_Number": 7} for pid in ids]
+    (raw / "players").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), raw / "players" / "a.parquet", row_group_size=1_000)
+    pq.write_table(pa.Table.from_pylist(rows).drop_columns(["File_Row_Number"]), raw / "players" / "b.parquet",
+                   row_group_size=1_000)
+    ingest(raw, root)
+    manifest = deliveries.load_ingest_manifest(Warehouse(root), "players")
+    assert manifest["players/a.parquet"].skipped == ("columns not in the players feed, ignored: File_Row_Number",)
+    assert manifest["players/b.parquet"].skipped == ()
+    for source in ("players/a.parquet", "players/b.parquet"):
+        staged = pq.read_table(deliveries.staged_rows_path(Warehouse(root), "players", manifest[source].file_id))
+        assert staged.column("_source_line").to_pylist() == list(range(1, len(ids) + 1))
+        assert staged.column("player_id").to_pylist() == ids
+
+
 def test_only_the_months_a_delivery_touches_are_written_again(tmp_path):
     raw, root = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 2, 9), "g2"))

@@ -313,6 +313,12 @@ def _reader(kind: str, header: bool = True) -> str:
     return "read_parquet(?)"
 
 
+# A Parquet file's rows numbered from 0 in file order by the reader (a file holding a column of
+# that name is numbered by a window instead).
+ROW_NUMBER_COLUMN = "file_row_number"
+PARQUET_NUMBERED_READER = f"read_parquet(?, {ROW_NUMBER_COLUMN}=true)"
+
+
 def whole_number_sql(text: str) -> str:
     """SQL: the BIGINT of a text that is a whole number (WHOLE_NUMBER_PATTERN, in range), else NULL."""
     return (f"CASE WHEN regexp_full_match({text}, '{WHOLE_NUMBER_PATTERN}') "
@@ -389,9 +395,14 @@ def _stage_tabular(con, feed: Feed, path: Path, source: str, delivery: int, kind
         return 0
     headers = _header_names(con, path, kind, [name for name, _ in found])
     mapping = _match_columns(feed, [(h, n, t) for h, (n, t) in zip(headers, found)], source, report)
-    # row_number() over a plain scan follows file order (DuckDB preserves insertion order);
-    # for CSV the header is line 1.
-    line = "row_number() OVER () + 1" if kind == "csv" else "row_number() OVER ()"
+    if kind == "parquet" and not any(name.lower() == ROW_NUMBER_COLUMN for name, _ in found):
+        # The reader numbers a Parquet file's rows as it scans them in parallel; a window over the
+        # whole file runs on one thread (1M games: staging 3.9 -> 3.0 s, the same rows).
+        reader, line = PARQUET_NUMBERED_READER, f"{ROW_NUMBER_COLUMN} + 1"
+    else:
+        # row_number() over a plain scan follows file order (DuckDB preserves insertion order);
+        # for CSV the header is line 1.
+        line = "row_number() OVER () + 1" if kind == "csv" else "row_number() OVER ()"
     return _insert_typed(con, feed, reader, [str(path)], mapping, source, delivery, line)
 
 
