@@ -84,3 +84,22 @@ def test_runs_of_a_few_months_stay_in_the_process_and_longer_ones_start_one_per_
     with pytest.raises(RuntimeError, match="no process"):
         list(orchestrate.rate_systems(with_years, settings))
     assert pools == [2]
+
+
+def test_the_systems_process_server_starts_before_a_long_ingest_only(monkeypatch, tmp_path):
+    """Much to read (a backfill) starts the server of the systems' processes before ingest, so that
+    it imports beside it; little to read, or one system at a time, starts nothing."""
+    import pipeline.orchestrate as orchestrate
+    from pipeline.settings import Settings
+    from pipeline.warehouse.store import Warehouse
+
+    started = []
+    monkeypatch.setattr(orchestrate, "start_system_processes", lambda: started.append(True))
+    raw = tmp_path / "raw"
+    write_csv(raw / "games" / "g.csv", list(synthetic_games(3, 20, 10, dt.date(2018, 1, 1), dt.date(2018, 6, 30))))
+    size = (raw / "games" / "g.csv").stat().st_size
+    warehouse = Warehouse(tmp_path / "w")
+    side_by_side, one_at_a_time = Settings(raw_dir=str(raw), systems_at_once=2), Settings(raw_dir=str(raw), systems_at_once=1)
+    assert not orchestrate.warm_up_system_processes(side_by_side, warehouse, threshold=size + 1) and not started
+    assert not orchestrate.warm_up_system_processes(one_at_a_time, warehouse, threshold=size) and not started
+    assert orchestrate.warm_up_system_processes(side_by_side, warehouse, threshold=size) and started == [True]

@@ -285,6 +285,19 @@ def test_a_parquet_delivery_with_a_column_named_like_the_readers_row_number_is_n
         assert staged.column("player_id").to_pylist() == ids
 
 
+def test_unread_bytes_are_those_of_files_the_record_of_ingest_does_not_hold_at_their_size(tmp_path):
+    raw, root = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
+    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
+    size = lambda *parts: raw.joinpath(*parts).stat().st_size  # noqa: E731
+    assert deliveries.unread_bytes(raw, Warehouse(root)) == size("games", "a.csv") + size("events", "e.csv")
+    ingest(raw, root)
+    assert deliveries.unread_bytes(raw, Warehouse(root)) == 0
+    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 1, 6), "g2"))
+    write_csv(raw / "games" / "b.csv", game(3, dt.date(2020, 2, 5), "g3"))
+    assert deliveries.unread_bytes(raw, Warehouse(root)) == size("games", "a.csv") + size("games", "b.csv")
+
+
 def test_only_the_months_a_delivery_touches_are_written_again(tmp_path):
     raw, root = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 2, 9), "g2"))
