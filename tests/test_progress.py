@@ -26,10 +26,13 @@ def test_every_file_staged_and_the_working_copy_are_told_when_slow(tmp_path, mon
     monkeypatch.setattr(progress, "PROGRESS_SECONDS", 0.0)  # every piece of work counts as slow
     lines = []
     ingest_feed(duckdb.connect(), two_game_files(tmp_path / "raw"), FEEDS["games"], progress=lines.append)
-    assert lines[:2] == ["games: staged games/a.csv (1/2 files; 1 read, 3 rows)",
-                         "games: staged games/b.csv (2/2 files; 2 read, 6 rows)"]
-    assert lines[2].startswith("games: working copy brought in step with 2 file(s), 6 new rows in ")
-    assert len(lines) == 3
+    assert lines[:5] == ["games: staged games/a.csv (1/2 files; 1 read, 3 rows)",
+                         "games: staged games/b.csv (2/2 files; 2 read, 6 rows)",
+                         "games: working copy: loaded 1/2 new file(s), 3 rows",
+                         "games: working copy: loaded 2/2 new file(s), 6 rows",
+                         "games: working copy: 2 new and 0 removed file(s) queued; marking keys delivered more than once"]
+    assert lines[5].startswith("games: working copy brought in step with 2 file(s), 6 new rows in ")
+    assert len(lines) == 6
 
 
 def test_the_ingest_step_logs_its_long_work_in_the_run(tmp_path, monkeypatch):
@@ -47,5 +50,7 @@ def test_the_ingest_step_logs_its_long_work_in_the_run(tmp_path, monkeypatch):
     messages = [entry.user_message for entry in instance.all_logs(result.run_id)]
     assert any(m.startswith("games: staged games/games.csv (1/1 files; 1 read, 3 rows)") for m in messages)
     assert any(m.startswith("games: working copy brought in step with 1 file(s), 3 new rows in ") for m in messages)
+    assert "games: validation rules checked, 0 row(s) failing; setting the valid rows" in messages
     assert any(m.startswith("games: validated 3 rows, 3 valid in ") for m in messages)
+    assert any(m.startswith("games: validated files: read through ") and m.endswith(" (1/1 months)") for m in messages)
     assert any(m.startswith("games: validated files written in ") for m in messages)

@@ -34,6 +34,21 @@ def due(started: float) -> bool:
     return time.perf_counter() - started >= PROGRESS_SECONDS
 
 
+class ProgressLines:
+    """The lines of one long piece of work told as it goes, at most one per PROGRESS_SECONDS, so
+    that a step of minutes (a 10M-game working copy loads for two) is not silent until its end."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.last = time.perf_counter()
+
+    def tell(self, message: str) -> None:
+        """Tell `message` when PROGRESS_SECONDS have passed since the work began or its last line."""
+        if self.progress is not None and due(self.last):
+            self.progress(message)
+            self.last = time.perf_counter()
+
+
 def report_if_slow(progress: Progress | None, started: float, message: str) -> None:
     """Tell `progress` that a piece of work begun at `started` (time.perf_counter) is done, with its
     seconds, when it took PROGRESS_SECONDS or more."""

@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
-from pipeline.core.progress import Progress, due, report_if_slow
+from pipeline.core.progress import Progress, ProgressLines, report_if_slow
 from pipeline.ingest.staging import (
     FileProblem, SkippedEntry, StageReport, create_staged, stage_file, staged_table, survey_feed,
 )
@@ -274,7 +274,7 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
     report = IngestReport(feed.name)
     records: list[DeliveryRecord] = []
     staged_rows = 0
-    last_line = time.perf_counter()
+    lines = ProgressLines(progress)
     for position, path in enumerate(files, start=1):
         source = path.relative_to(raw_dir).as_posix()
         size, digest = content_digest(path)
@@ -287,17 +287,15 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
         records.append(_stage_delivery(con, feed, path, source, size, digest, warehouse))
         report.parsed.append(source)
         staged_rows += records[-1].staged
-        if progress is not None and due(last_line):
-            progress(f"{feed.name}: staged {source} ({position}/{len(files)} files; "
-                     f"{len(report.parsed)} read, {staged_rows:,} rows)")
-            last_line = time.perf_counter()
+        lines.tell(f"{feed.name}: staged {source} ({position}/{len(files)} files; "
+                   f"{len(report.parsed)} read, {staged_rows:,} rows)")
     if warehouse is not None:
         if records != list(known.values()):
             save_ingest_manifest(warehouse, feed.name, records)
         # Every run, after the manifest: rows of files gone, and those a crash left unlisted.
         remove_unlisted_rows(warehouse, feed.name, records)
     started = time.perf_counter()
-    report.changed = sync_working_copy(con, feed, records, warehouse)
+    report.changed = sync_working_copy(con, feed, records, warehouse, progress)
     report_if_slow(progress, started, f"{feed.name}: working copy brought in step with {len(records)} file(s), "
                                       f"{staged_rows:,} new rows")
     for record in records:
@@ -348,10 +346,11 @@ OF_FILES = "list_contains(CAST(? AS BIGINT[]), {column})"
 
 
 def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[DeliveryRecord],
-                      warehouse: Warehouse | None) -> bool:
+                      warehouse: Warehouse | None, progress: Progress | None = None) -> bool:
     """Drop the rows of files no longer delivered, load those of new files, queue the groups they
     touch for validation; returns whether anything changed. One transaction: a crash leaves the
-    working copy as it was, and the next run finds the same difference."""
+    working copy as it was, and the next run finds the same difference. `progress` hears of the
+    files loaded as it goes, when that takes long."""
     typed = f"typed_{feed.name}"
     held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
     wanted = {r.file_id for r in records}
@@ -370,6 +369,7 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
         (number,), = con.execute(f"SELECT coalesce(max(number), -1) FROM {FILES_TABLE} WHERE feed = ?",
                                  [feed.name]).fetchall()
         added = []
+        lines, loaded = ProgressLines(progress), 0
         for record in new:
             number += 1
             added.append(number)
@@ -380,8 +380,12 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
                 # Row ids: the file's number and the line, unique in the working copy.
                 con.execute(f"INSERT INTO {typed} SELECT (CAST(? AS BIGINT) << 32) + {SOURCE_LINE}, "
                             f"{typed_columns(feed)}, ?, false, false, false FROM {source}", [number, number, *parameters])
+                loaded += record.staged
+                lines.tell(f"{feed.name}: working copy: loaded {len(added)}/{len(new)} new file(s), {loaded:,} rows")
         _queue(con, feed, added)
         _queue_months(con, feed)
+        lines.tell(f"{feed.name}: working copy: {len(new)} new and {len(gone)} removed file(s) queued; "
+                   "marking keys delivered more than once")
         _mark_repeated_keys(con, feed)
         con.commit()
     except BaseException:

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from pipeline.core.feed_spec import EVENT_RESULTS, GAMES, Feed
 from pipeline.core.months import Month
-from pipeline.core.progress import Progress, report_if_slow
+from pipeline.core.progress import Progress, ProgressLines, report_if_slow
 from pipeline.ingest.deliveries import export_done, export_due, pending_months
 from pipeline.ingest.fingerprints import fingerprints_path, month_fingerprints, months_in_order, write_month_fingerprints
 from pipeline.ingest.validation import QUARANTINE_TABLE
@@ -50,14 +50,14 @@ def feed_files(warehouse: Warehouse, feed: Feed) -> list:
 
 
 def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed,
-                months: list[Month] | None = None) -> None:
+                months: list[Month] | None = None, progress: Progress | None = None) -> None:
     """Write the valid rows (of `months`, for a feed stored by month) and the feed's quarantine
     to the warehouse as Parquet, in a canonical order (every column breaks ties), so that the same
-    rows give the same bytes."""
+    rows give the same bytes. `progress` hears of the months written as it goes, when that takes long."""
     columns = ", ".join(quote_ident(c) for c in feed.column_names)
     order = ", ".join(quote_ident(k) for k in feed.key)
     if feed.name in MONTHLY_FEEDS:
-        write_months(con, warehouse, feed, months or [])
+        write_months(con, warehouse, feed, months or [], progress)
     else:
         write_nullable(warehouse.validated(feed.name),
                        con.sql(f"SELECT {columns} FROM {quote_ident(feed.name)} ORDER BY {order}").to_arrow_table())
@@ -95,7 +95,7 @@ def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed
             on_disk = set(warehouse.validated_months(feed.name))
             months = sorted({*(Month.of(d) for d in pending_months(con, feed)),
                              *(on_disk - set(present)), *(set(present) - on_disk)})
-    export_feed(con, warehouse, feed, months)
+    export_feed(con, warehouse, feed, months, progress)
     if monthly and warehouse.validated(feed.name).exists():
         # After the months: until it goes, readers take the old file whole (consistent with the
         # old fingerprints), and after it they take the months.
@@ -129,7 +129,8 @@ def months_with_rows(con: duckdb.DuckDBPyConnection, feed: Feed) -> list[Month]:
     return [Month.of(d) for (d,) in rows]
 
 
-def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed, months: list[Month]) -> None:
+def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed, months: list[Month],
+                 progress: Progress | None = None) -> None:
     """Write the file of each month given from the feed's valid rows (by date, then key), and delete the
     file of each given month that has none. Through Arrow, one month at a time, with every column
     nullable and in one chunk: the same rows give the same bytes whichever run writes them."""
@@ -149,6 +150,7 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
     # releases the GIL): 1M games, 4.0-4.4 s -> 3.3-3.5 s. At most WRITES_AHEAD months wait, so
     # memory stays a few months.
     writing: deque[Future] = deque()
+    lines = ProgressLines(progress)
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="export") as writer:
         def flush() -> None:
@@ -179,6 +181,9 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
                         flush()
                         held, current = [], month
                     held.append(batch.slice(lo, hi - lo))
+            # The year's last month is still held (it is handed over when the next one begins).
+            lines.tell(f"{feed.name}: validated files: read through {year} "
+                       f"({len(written) + bool(held)}/{len(months)} months)")
         flush()
         while writing:
             writing.popleft().result()

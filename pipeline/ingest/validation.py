@@ -10,7 +10,7 @@ import duckdb
 from pipeline.core.feed_spec import (
     EVENT_RESULTS, EVENTS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
 )
-from pipeline.core.progress import Progress, report_if_slow
+from pipeline.core.progress import Progress, ProgressLines, report_if_slow
 from pipeline.ingest.deliveries import (
     GROUP_COLUMN, PENDING_FILES, PENDING_GROUPS, VALID_FLAG, ingest_deliveries, queue_export,
 )
@@ -273,15 +273,18 @@ def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) ->
     return failures
 
 
-def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed) -> dict[int, list[str]]:
+def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None) -> dict[int, list[str]]:
     """Validate the rows of the groups and files queued since the last validation: their `_valid`
     flags are set anew (`<feed>` shows the valid rows), their failures replace theirs in the
-    quarantine table. Returns the failures by row id (empty when nothing was queued)."""
+    quarantine table. Returns the failures by row id (empty when nothing was queued). `progress`
+    hears when the rules are done, if that took long."""
     if not scope_tables(con, feed):
         return {}
+    lines = ProgressLines(progress)
     candidates = f"candidates_{feed.name}"
     create_candidates(con, feed, candidates)
     failures = failing_rows(con, feed, candidates)
+    lines.tell(f"{feed.name}: validation rules checked, {len(failures):,} row(s) failing; setting the valid rows")
     con.execute("CREATE OR REPLACE TEMP TABLE _failures (row_id BIGINT, reasons VARCHAR, shown VARCHAR)")
     if failures:
         # A value that did not convert comes first: the rules that then see it missing only follow from it.
@@ -394,7 +397,7 @@ def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: 
 def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None) -> FeedCounts:
     """Validate a staged feed and return its balance; `progress` hears of it when it took long."""
     started = time.perf_counter()
-    validate_feed(con, feed)
+    validate_feed(con, feed, progress)
     files = [r[0] for r in con.execute(f"SELECT DISTINCT _source_file FROM {typed_table(feed)} ORDER BY 1").fetchall()]
     counts = feed_counts(con, feed, files)
     report_if_slow(progress, started, f"{feed.name}: validated {counts.rows_in:,} rows, {counts.valid:,} valid")
