@@ -425,7 +425,9 @@ def _mark_repeated_keys(con, feed: Feed) -> None:
     written: a first ingest of millions of rows, nearly all of them single, updates next to none.
     The keys that may occur more than once are found by a hash of the key, grouping one integer
     instead of the key's text (10M games: 18 s -> 11 s); a key that only shares its hash with
-    another is alone in its window partitions, so it is flagged as neither.
+    another is alone in its window partitions, so it is flagged as neither. The rows in scope are
+    read twice, once for the hashes and once for the few rows with a repeated one, rather than
+    kept with their keys' text between the two (10M games, the whole marking: 16-22 s -> 11-12 s).
     """
     typed, group = f"typed_{feed.name}", quote_ident(GROUP_COLUMN[feed.name])
     key = ", ".join(quote_ident(k) for k in feed.key)
@@ -433,16 +435,15 @@ def _mark_repeated_keys(con, feed: Feed) -> None:
     scoped = f"{group} IN (SELECT grp FROM {PENDING_GROUPS} WHERE feed = ?)"
     con.execute(
         f"""CREATE OR REPLACE TEMP TABLE _repeated AS
-        WITH candidates AS (SELECT _row_id, {key}, {SOURCE_FILE}, hash({key}) AS _key_hash
-                            FROM {typed} WHERE {scoped} AND {complete}),
-        repeated AS (SELECT _key_hash FROM candidates GROUP BY 1 HAVING count(*) > 1)
+        WITH repeated AS (SELECT hash({key}) AS _key_hash FROM {typed} WHERE {scoped} AND {complete}
+                          GROUP BY 1 HAVING count(*) > 1)
         SELECT _row_id, duplicate, replaced FROM (
             SELECT _row_id,
                    count(*) OVER (PARTITION BY {key}, {SOURCE_FILE}) > 1 AS duplicate,
                    {SOURCE_FILE} < max({SOURCE_FILE}) OVER (PARTITION BY {key}) AS replaced
-            FROM candidates SEMI JOIN repeated USING (_key_hash))
+            FROM {typed} WHERE {scoped} AND {complete} AND hash({key}) IN (SELECT _key_hash FROM repeated))
         WHERE duplicate OR replaced""",
-        [feed.name],
+        [feed.name, feed.name],
     )
     con.execute(
         f"""UPDATE {typed} SET _duplicate_in_file = false, _replaced = false
