@@ -100,6 +100,20 @@ def test_generated_data_exercises_every_rule():
     assert min(seen.values()) > 0, dict(seen)
 
 
+def test_games_between_ratings_further_apart_than_the_w_table_match_the_reference():
+    """A game whose ratings span more than W_SPAN takes the kernel's path without the table."""
+    rows = generated(3)
+    initial = {f"p{i:05d}": (200 if i % 2 else 200 + kernel.W_SPAN + 500, 4) for i in range(PLAYERS)}
+    outputs = assert_same_as_reference(rows, "erstzahl", initial)
+    spreads = []
+    for out in outputs:
+        history = out.history.to_pylist()
+        for game_id in {row["source_id"] for row in history}:
+            before = [row["rating_before"] for row in history if row["source_id"] == game_id and row["rating_before"] is not None]
+            spreads.append(max(before) - min(before) if before else 0)
+    assert max(spreads) > kernel.W_SPAN
+    assert min(spreads) <= kernel.W_SPAN
+
 def test_checkpoint_round_trip_continues_identically():
     rows = generated(11, n_games=80)
     months = months_of(rows)

@@ -444,6 +444,46 @@ def _evaluation(r, rating, points, count, opponent_sum, expected, performance, p
         flags[given, r] = True
 
 
+@njit(cache=True)
+def _add_game_results(n, rating, finish, expected, score, opponent_sum, w_table, ten):
+    """Add each of a game's n rated powers' results against the others, in power order: W to
+    expected[a], doubled points to score[a], the opponents' ratings to opponent_sum[a]."""
+    low = high = rating[0] if n > 0 else 0
+    for a in range(1, n):
+        low = min(low, rating[a])
+        high = max(high, rating[a])
+    if high - low <= W_SPAN:
+        # Every difference in the game is in the table, so no pair needs a range check; one
+        # power's sum at a time, in a register.
+        for a in range(n):
+            at = rating[a] + W_SPAN
+            own = finish[a]
+            total = expected[a]
+            points = np.int64(0)
+            ratings = np.int64(0)
+            for b in range(n):
+                if b != a:
+                    total += w_table[np.uint64(at - rating[b])]
+                    points += doubled_score(own, finish[b])
+                    ratings += rating[b]
+            expected[a] = total
+            score[a] = points
+            opponent_sum[a] = ratings
+        return
+    for a in range(n):
+        total = expected[a]
+        points = np.int64(0)
+        ratings = np.int64(0)
+        for b in range(n):
+            if b != a:
+                total += whole_expectation(rating[a], rating[b], w_table, ten)
+                points += doubled_score(finish[a], finish[b])
+                ratings += rating[b]
+        expected[a] = total
+        score[a] = points
+        opponent_sum[a] = ratings
+
+
 # --- the month --------------------------------------------------------------------------------
 
 
@@ -525,8 +565,7 @@ def rate_month(game_start, game_day, finish, players, records, chunks, pool,
                 rated_finish[rated_here] = finish[lo + i]
                 rated_here += 1
         # Σ W of every rated power, the waiting results first when they are evaluated with this
-        # game's, then this game's opponents in power order. The sums of all powers are built
-        # side by side (each still in its own order), so they do not wait on one another.
+        # game's, then this game's opponents in power order.
         for a in range(rated_here):
             rated_expected[a] = 0.0
             rated_score[a] = 0
@@ -539,17 +578,8 @@ def rate_month(game_start, game_day, finish, players, records, chunks, pool,
                     a = rated_slot[i]
                     for t in range(waiting):
                         rated_expected[a] += whole_expectation(before[i], rec.pending_opponent[t], w_table, ten)
-        for b in range(rated_here):
-            opponent = rated_rating[b]
-            other = rated_finish[b]
-            for a in range(b):
-                rated_expected[a] += whole_expectation(rated_rating[a], opponent, w_table, ten)
-                rated_score[a] += doubled_score(rated_finish[a], other)
-                rated_opponents[a] += opponent
-            for a in range(b + 1, rated_here):
-                rated_expected[a] += whole_expectation(rated_rating[a], opponent, w_table, ten)
-                rated_score[a] += doubled_score(rated_finish[a], other)
-                rated_opponents[a] += opponent
+        _add_game_results(rated_here, rated_rating, rated_finish, rated_expected, rated_score, rated_opponents,
+                          w_table, ten)
 
         for i in range(powers):
             r = lo + i
