@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pyarrow as pa
 
-from pipeline.systems.dip_pouch.kernel import national_ranks
-from pipeline.systems.dip_pouch.rules import percentile, shared_rank_array, tournament_value
+from pipeline.systems.dip_pouch.kernel import listed_columns, national_ranks
+from pipeline.systems.dip_pouch.rules import percentile, tournament_value
 from tests.support import history, make_raw, rankings, run_cli
 
 DIXIE_FIELD = [  # seed 000: 29 of 36 placements listed
@@ -145,12 +145,29 @@ def test_formula_functions():
     assert tournament_value(77, 4, False, dt.date(1998, 8, 2)) == 0
     assert tournament_value(36, 3, False, dt.date(2019, 5, 26)) == pytest.approx(12.285714)
     assert tournament_value(36, 3, False, dt.date(2019, 5, 26), cutoff_year=2020) == 0
-    assert shared_rank_array(np.array([60.0, 50.0, 50.0, 45.0])).tolist() == [1, 2, 2, 4]
     # Countries as codes (A = 0, B = 1, none = -1), rows in rating order.
     ranks = national_ranks(np.array([0, 0, 1, 0, -1]), np.array([50.0, 50.0, 49.0, 48.0, 48.0]), 2)
     assert ranks.tolist() == [1, 1, 1, 3, 0]
     ranks = national_ranks(np.array([0, 1, 0, 0, 1, 0, 1]), np.array([9.0, 8.0, 8.0, 8.0, 7.0, 7.0, 6.0]), 2)
     assert ranks.tolist() == [1, 1, 2, 2, 2, 4, 3]
+
+
+def test_listed_columns_share_ranks_and_spell_countries():
+    # Players 0..4 by number; the table order is 3, 1, 0, 4, 2. Countries: 0 = "FRA", 1 = "USA".
+    rating = np.array([50.0, 50.0, 45.0, 60.0, 48.0])
+    country = np.array([1, -1, 0, 1, 1], np.int32)
+    names = pa.array(["FRA", "USA"])
+    _, name_offsets, name_bytes = names.buffers()
+    rank, ratings, events, last, offsets, text, named, national = listed_columns(
+        np.array([3, 1, 0, 4, 2]), rating, np.array([1, 2, 3, 4, 5]), np.array([10, 11, 12, 13, 14], np.int32),
+        country, 2, np.frombuffer(name_offsets, np.int32, 3), np.frombuffer(name_bytes, np.uint8))
+    assert rank.tolist() == [1, 2, 2, 4, 5]
+    assert ratings.tolist() == [60.0, 50.0, 50.0, 48.0, 45.0]
+    assert events.tolist() == [4, 2, 1, 5, 3] and last.tolist() == [13, 11, 10, 14, 12]
+    spelled = pa.StringArray.from_buffers(5, pa.py_buffer(offsets), pa.py_buffer(text)).to_pylist()
+    assert spelled == ["USA", "", "USA", "USA", "FRA"]
+    assert named.tolist() == [True, False, True, True, True]
+    assert national.tolist() == [1, 0, 2, 3, 1]
 
 
 def test_pipeline_matches_reference(golden_run):

@@ -76,6 +76,42 @@ def apply_events(event_start, value, players, pct, end_day, rating, events, last
 
 
 @njit(cache=True)
+def listed_columns(order, rating, events, last_event, country, countries, name_offsets, name_bytes):
+    """The table's columns for the players in `order` (table order), in one pass: shared rank
+    (1-2-2-4), rating, events, last event day, the country's name as Arrow string offsets and
+    UTF-8 bytes (country names by code in name_offsets, name_bytes; "" for no country), whether
+    the player has a country, and the national rank (0 for no country)."""
+    n = order.shape[0]
+    longest = 0
+    for c in range(countries):
+        longest = max(longest, name_offsets[c + 1] - name_offsets[c])
+    rank = np.empty(n, np.int64)
+    ratings = np.empty(n, np.float64)
+    counted = np.empty(n, np.int64)
+    last = np.empty(n, np.int32)
+    codes = np.empty(n, np.int64)
+    named = np.empty(n, np.bool_)
+    offsets = np.zeros(n + 1, np.int32)
+    names = np.empty(n * longest, np.uint8)  # room for the longest name on every row
+    size = 0
+    for k in range(n):
+        p = order[k]
+        ratings[k] = rating[p]
+        rank[k] = k + 1 if k == 0 or ratings[k] != ratings[k - 1] else rank[k - 1]
+        counted[k] = events[p]
+        last[k] = last_event[p]
+        c = np.int64(country[p])
+        codes[k] = c
+        named[k] = c >= 0
+        if c >= 0:
+            for b in range(np.int64(name_offsets[c]), np.int64(name_offsets[c + 1])):
+                names[size] = name_bytes[b]
+                size += 1
+        offsets[k + 1] = size
+    return rank, ratings, counted, last, offsets, names[:size], named, national_ranks(codes, ratings, countries)
+
+
+@njit(cache=True)
 def national_ranks(country, rating, countries):
     """Shared (1-2-2-4) rank of each row within its country, for rows in rating order (best
     first); `country` holds codes 0..countries-1, or -1 for none (rank 0). One pass, counting

@@ -225,10 +225,16 @@ def apply_registry(state: DipPouchState, registry) -> None:
 
 def note_nationalities(state: DipPouchState, players: np.ndarray, nationalities: pa.ChunkedArray) -> None:
     """The latest listed nationality stands in for a country the registry does not give."""
-    names = pc.dictionary_encode(nationalities.combine_chunks())
-    # A code per distinct name (-1 for ""), then -1 for a missing one.
-    codes = np.array([state.country_code(name) for name in names.dictionary.to_pylist()] + [-1], np.int32)
-    values = codes[pc.fill_null(names.indices, len(codes) - 1).to_numpy(zero_copy_only=False)]
+    names = nationalities.combine_chunks()
+    known = pc.index_in(names, value_set=country_array(state))
+    if known.null_count > names.null_count:
+        # Names not coded yet ("" included, which stays uncoded) get codes in order of first sight.
+        count = len(state.countries)
+        for name in pc.unique(names.filter(pc.and_(pc.is_null(known), pc.is_valid(names)))).to_pylist():
+            state.country_code(name)
+        if len(state.countries) > count:
+            known = pc.index_in(names, value_set=country_array(state))
+    values = pc.fill_null(known, -1).to_numpy(zero_copy_only=False).astype(np.int32)
     named = values >= 0
     if named.any():
         kernel.latest_codes(state.country, players, values, named & ~state.from_registry[players])
@@ -246,19 +252,20 @@ def table_order(state: DipPouchState, touched: np.ndarray) -> np.ndarray:
 def listed_table(state: DipPouchState) -> pa.Table:
     """Everyone with an event of value above 0, by rating then player_id, with shared and national ranks."""
     order = state.order  # the step's, after its events
-    ratings = state.rating[order]
-    codes = state.country[order]
-    no_country = codes < 0
-    last = state.last_event[order]
+    n = len(order)
+    rank, ratings, events, last, name_offsets, names, named, national = kernel.listed_columns(
+        order, state.rating, state.events, state.last_event, state.country, len(state.countries),
+        *string_buffers(country_array(state)))
+    with_country = pa.py_buffer(np.packbits(named, bitorder="little"))
     return pa.Table.from_arrays([
-        pa.array(shared_rank_array(ratings), pa.int64()),
-        id_array(state).take(pa.array(order)),
-        pa.array(ratings, pa.float64()),
-        pa.array(state.events[order], pa.int64()),
-        pa.array(last, pa.int32(), mask=last == NO_EVENT_DAY).view(pa.date32()),
-        country_array(state).take(pa.array(codes, mask=no_country)),
-        pa.array(kernel.national_ranks(codes.astype(np.int64), ratings, len(state.countries)), pa.int64(),
-                 mask=no_country),
+        pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(rank)]),
+        id_array(state).take(pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(order)])),
+        pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(ratings)]),
+        pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(events)]),
+        pa.Array.from_buffers(pa.date32(), n, [pa.py_buffer(np.packbits(last != NO_EVENT_DAY, bitorder="little")),
+                                                pa.py_buffer(last)]),
+        pa.StringArray.from_buffers(n, pa.py_buffer(name_offsets), pa.py_buffer(names), with_country),
+        pa.Array.from_buffers(pa.int64(), n, [with_country, pa.py_buffer(national)]),
     ], schema=RANKING_COLUMNS)
 
 
@@ -278,11 +285,3 @@ def id_array(state: DipPouchState) -> pa.Array:
         numbers = own_numbers(state)
     return strings_of(numbers.offsets, numbers.pool, len(state.ids))
 
-
-def shared_rank_array(ratings_in_order: np.ndarray) -> np.ndarray:
-    """Competition ranks (1-2-2-4) of ratings already sorted best first."""
-    n = len(ratings_in_order)
-    positions = np.arange(1, n + 1)
-    starts = np.ones(n, np.bool_)
-    starts[1:] = ratings_in_order[1:] != ratings_in_order[:-1]
-    return np.maximum.accumulate(np.where(starts, positions, 0)) if n else positions
