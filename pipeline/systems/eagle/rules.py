@@ -452,19 +452,20 @@ class EaglePoints:
             counted = pc.fill_null(pc.is_in(variant, value_set=pa.array(self.variants, pa.string())), False)
             counted = counted.to_numpy(zero_copy_only=False)
         columns = ["game_id", "finished_on", "responsible_player_id"]
-        kept = results.select(columns)
+        rows = {name: _single(results.column(name)) for name in columns}
         result = _single(results.column("result"))
         codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
         centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
         days = _day_numbers(_single(results.column("finished_on")))
         counted_rows, game_start = kernel.counted_games(counted, *string_buffers(_single(results.column("game_id"))))
         if counted_rows.shape[0] < results.num_rows:
-            kept = kept.take(pa.array(counted_rows))
+            # The counted rows are those `counted` marks: a filter of each array is cheaper than a take.
+            mask = pa.Array.from_buffers(pa.bool_(), len(counted), [None, pa.py_buffer(np.packbits(counted, bitorder="little"))])
+            rows = {name: array.filter(mask) for name, array in rows.items()}
             codes, centres, days = codes[counted_rows], centres[counted_rows], days[counted_rows]
         if (codes < 0).any():
             i = int(np.argmax(codes < 0))
             raise ValueError(f"unknown result {result[int(counted_rows[i])].as_py()!r}")
-        rows = {name: _single(kept.column(name)) for name in columns}
         if rows["finished_on"].null_count:
             raise ValueError("eagle: a counted game without its finishing day")
         rows["result"], rows["centres"] = codes, centres
