@@ -54,3 +54,30 @@ def test_the_ingest_step_logs_its_long_work_in_the_run(tmp_path, monkeypatch):
     assert any(m.startswith("games: validated 3 rows, 3 valid in ") for m in messages)
     assert any(m.startswith("games: validated files: read through ") and m.endswith(" (1/1 months)") for m in messages)
     assert any(m.startswith("games: validated files written in ") for m in messages)
+
+
+def test_the_months_read_count_the_months_a_delivery_empties(tmp_path, monkeypatch):
+    """A queued month left without rows counts toward the months read, so the count ends at n/n."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from pipeline.core.months import Month
+    from pipeline.ingest.exports import write_months
+    from pipeline.warehouse.store import Warehouse
+
+    monkeypatch.setattr(progress, "PROGRESS_SECONDS", 0.0)
+    feed = FEEDS["games"]
+    rows = [dict(row, finished_on=dt.date(2020, 3, 1), rated=True) for row in GOOD_GAME]
+    games = pa.Table.from_pylist([{name: row.get(name) for name in feed.column_names} for row in rows],
+                                 schema=feed.arrow_schema)
+    con = duckdb.connect()
+    con.execute("CREATE TABLE games AS SELECT * FROM games")
+    warehouse = Warehouse(tmp_path / "w")
+    emptied = warehouse.validated_month("games", Month(2020, 5))
+    emptied.parent.mkdir(parents=True, exist_ok=True)
+    emptied.write_bytes(b"rows that a correction moved away")
+    lines = []
+    write_months(con, warehouse, feed, [Month(2020, 3), Month(2020, 5)], lines.append)
+    assert lines == ["games: validated files: read through 2020 (2/2 months)"]
+    assert warehouse.validated_month("games", Month(2020, 3)).exists() and not emptied.exists()

@@ -433,15 +433,16 @@ def _mark_repeated_keys(con, feed: Feed) -> None:
     key = ", ".join(quote_ident(k) for k in feed.key)
     complete = " AND ".join(f"{quote_ident(k)} IS NOT NULL" for k in feed.key)
     scoped = f"{group} IN (SELECT grp FROM {PENDING_GROUPS} WHERE feed = ?)"
+    keyed_in_scope = f"{scoped} AND {complete}"  # read twice below, each time with the feed as its parameter
     con.execute(
         f"""CREATE OR REPLACE TEMP TABLE _repeated AS
-        WITH repeated AS (SELECT hash({key}) AS _key_hash FROM {typed} WHERE {scoped} AND {complete}
+        WITH repeated AS (SELECT hash({key}) AS _key_hash FROM {typed} WHERE {keyed_in_scope}
                           GROUP BY 1 HAVING count(*) > 1)
         SELECT _row_id, duplicate, replaced FROM (
             SELECT _row_id,
                    count(*) OVER (PARTITION BY {key}, {SOURCE_FILE}) > 1 AS duplicate,
                    {SOURCE_FILE} < max({SOURCE_FILE}) OVER (PARTITION BY {key}) AS replaced
-            FROM {typed} WHERE {scoped} AND {complete} AND hash({key}) IN (SELECT _key_hash FROM repeated))
+            FROM {typed} WHERE {keyed_in_scope} AND hash({key}) IN (SELECT _key_hash FROM repeated))
         WHERE duplicate OR replaced""",
         [feed.name, feed.name],
     )

@@ -181,9 +181,9 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
                         flush()
                         held, current = [], month
                     held.append(batch.slice(lo, hi - lo))
-            # The year's last month is still held (it is handed over when the next one begins).
+            # Months through the year, those with rows and those left empty (deleted at the end) alike.
             lines.tell(f"{feed.name}: validated files: read through {year} "
-                       f"({len(written) + bool(held)}/{len(months)} months)")
+                       f"({sum(m.year <= year for m in months)}/{len(months)} months)")
         flush()
         while writing:
             writing.popleft().result()
