@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from pipeline.systems.kernels.calendar import civil_from_days
-from pipeline.systems.kernels.ids import id_less
+from pipeline.systems.kernels.ids import id_less, longest_run
 from pipeline.systems.kernels.sort import sorted_by_id
 
 WORLD_CHAMPIONSHIP_VALUE = 20.0
@@ -82,9 +82,7 @@ def listed_columns(order, rating, events, last_event, country, countries, name_o
     UTF-8 bytes (country names by code in name_offsets, name_bytes; "" for no country), whether
     the player has a country, and the national rank (0 for no country)."""
     n = order.shape[0]
-    longest = 0
-    for c in range(countries):
-        longest = max(longest, name_offsets[c + 1] - name_offsets[c])
+    longest = longest_run(name_offsets, countries)
     rank = np.empty(n, np.int64)
     ratings = np.empty(n, np.float64)
     counted = np.empty(n, np.int64)

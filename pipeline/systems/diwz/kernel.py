@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import number_rows, prefix, run_end, same_bytes
+from pipeline.systems.kernels.ids import longest_run, number_rows, prefix, run_end, same_bytes
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
@@ -525,9 +525,7 @@ def rate_month(game_start, game_day, finish, players, records, chunks, pool,
                 rec.rated_since = clock_day
                 rec.keeps_until = add_years(clock_day, STRIKE_OFF_YEARS)
 
-    widest = 0
-    for g in range(games):
-        widest = max(widest, game_start[g + 1] - game_start[g])
+    widest = longest_run(game_start, games)
     has_before = np.zeros(widest, np.bool_)
     before = np.zeros(widest, np.int64)
     result_score = np.zeros(widest, np.int64)

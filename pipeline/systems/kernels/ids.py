@@ -41,6 +41,15 @@ _ALL_BYTES, _S29, _S32 = np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(29), np.uint64
 
 
 @plain_njit
+def longest_run(starts, count):
+    """The most entries between consecutive starts among the first `count` runs (string offsets:
+    the longest string's length; game starts: the most powers in a game); 0 for none."""
+    longest = 0
+    for k in range(count):
+        longest = max(longest, starts[k + 1] - starts[k])
+    return longest
+
+@plain_njit
 def same_bytes(a, a_start, a_stop, b, b_start, b_stop):
     """Whether the byte strings a[a_start:a_stop] and b[b_start:b_stop] are equal."""
     if a_stop - a_start != b_stop - b_start:
