@@ -459,8 +459,8 @@ def _add_game_results(n, rating, finish, expected, score, opponent_sum, w_table,
             at = rating[a] + W_SPAN
             own = finish[a]
             total = expected[a]
-            points = np.int64(0)
-            ratings = np.int64(0)
+            points = score[a]
+            ratings = opponent_sum[a]
             for b in range(n):
                 if b != a:
                     total += w_table[np.uint64(at - rating[b])]
@@ -472,8 +472,8 @@ def _add_game_results(n, rating, finish, expected, score, opponent_sum, w_table,
         return
     for a in range(n):
         total = expected[a]
-        points = np.int64(0)
-        ratings = np.int64(0)
+        points = score[a]
+        ratings = opponent_sum[a]
         for b in range(n):
             if b != a:
                 total += whole_expectation(rating[a], rating[b], w_table, ten)
