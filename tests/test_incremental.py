@@ -484,12 +484,12 @@ DELIVERIES = [add_file, correct_game, split_game, edit_in_place, remove_file, mo
 # Two layers. At the ingest level, in process, 25 sequences (a fraction of a second a step) cover
 # the incremental logic itself. Whole runs against runs from scratch (two `diprank run`s a step,
 # one to two seconds each) cover what the systems, the views and Dagster make of it: `make test`
-# runs 20 such sequences (new ones on every run), in shards that xdist spreads over its workers,
-# and `make bench` (benchmarks/run.py) many more through the variable; it reads back how many ran
-# from the file the second variable names. 30 per `make test` took the suite to 9.5 minutes on a
-# slow 2-core machine, the ten shards a quarter of it; the suite is kept well under 10.
+# runs 10 such sequences (new ones on every run), one in each of the shards that xdist spreads
+# over its workers, and `make bench` (benchmarks/run.py) many more through the variable; it reads
+# back how many ran from the file the second variable names. 20 per `make test` took the suite to
+# 10 minutes on a slow 2-core machine, 30 to 9.5 on a faster one; the suite is kept well under 10.
 INGEST_SEQUENCES = 25
-SEQUENCES = int(os.environ.get("DIPRANK_PROPERTY_SEQUENCES", "20"))
+SEQUENCES = int(os.environ.get("DIPRANK_PROPERTY_SEQUENCES", "10"))
 SEQUENCES_REPORT = os.environ.get("DIPRANK_PROPERTY_REPORT")
 SHARDS = 10
 
