@@ -249,13 +249,21 @@ def test_table_sorts_match_the_table_comparison():
 @given(rows=st.lists(st.tuples(st.sampled_from([b"g1", b"g2", b"game-000000001", b"game-000000002", b""]),
                                st.booleans()), max_size=30))
 def test_counted_games_keeps_counted_rows_and_their_runs(rows):
-    """eagle kernel.counted_games against plain Python: the counted rows in order, and a new game
-    wherever a kept row's id differs from the previous kept row's."""
+    """eagle kernel.counted_games against plain Python: the counted rows in order, a new game
+    wherever a kept row's id differs from the previous kept row's, and the kept rows' codes,
+    centres and days."""
     offsets, data = buffers([game for game, _ in rows])
     counted = np.array([keep for _, keep in rows], np.bool_)
-    kept, starts = eagle_kernel.counted_games(counted, offsets, data)
+    codes = np.arange(len(rows), dtype=np.int8) % 5
+    centres = np.arange(len(rows), dtype=np.int64) * 3
+    days = np.arange(len(rows), dtype=np.int32) + 18_000
+    kept, starts, kept_codes, kept_centres, kept_days = eagle_kernel.counted_games(counted, offsets, data, codes,
+                                                                                   centres, days)
     expected = [r for r, (_, keep) in enumerate(rows) if keep]
     assert kept.tolist() == expected
+    assert kept_codes.tolist() == codes[expected].tolist() and kept_codes.dtype == codes.dtype
+    assert kept_centres.tolist() == centres[expected].tolist()
+    assert kept_days.tolist() == days[expected].tolist() and kept_days.dtype == days.dtype
     runs = [k for k, r in enumerate(expected) if k == 0 or rows[r][0] != rows[expected[k - 1]][0]]
     assert starts.tolist() == runs + [len(expected)]
 

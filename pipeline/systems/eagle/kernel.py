@@ -77,13 +77,18 @@ def number_ids(offsets, data, count, pool, pool_offsets, slots):
 
 
 @njit(cache=True)
-def counted_games(counted, game_offsets, game_data):
-    """The rows to keep (those `counted`, in order) and where each game starts among them, then
-    their number: a game is a run of kept rows with equal game ids (Arrow string offsets, bytes).
-    One pass over the ids' bytes instead of an Arrow comparison of every row with the next."""
+def counted_games(counted, game_offsets, game_data, codes, centres, days):
+    """The rows to keep (those `counted`, in order), where each game starts among them, then
+    their number, and the kept rows' result codes, centres and days: a game is a run of kept
+    rows with equal game ids (Arrow string offsets, bytes). One pass over the ids' bytes instead
+    of an Arrow comparison of every row with the next, and the kept rows gathered in the same
+    pass (three numpy gathers of a month's rows cost as much as the pass)."""
     n = counted.shape[0]
     kept = np.empty(n, dtype=np.int64)
     starts = np.empty(n + 1, dtype=np.int64)
+    kept_codes = np.empty(n, dtype=codes.dtype)
+    kept_centres = np.empty(n, dtype=np.int64)
+    kept_days = np.empty(n, dtype=days.dtype)
     n_kept = 0
     games = 0
     start, stop, word = 0, 0, np.uint64(0)  # the current game's id
@@ -96,9 +101,12 @@ def counted_games(counted, game_offsets, game_data):
             starts[games] = n_kept
             games += 1
         kept[n_kept] = r
+        kept_codes[n_kept] = codes[r]
+        kept_centres[n_kept] = centres[r]
+        kept_days[n_kept] = days[r]
         n_kept += 1
     starts[games] = n_kept
-    return kept[:n_kept], starts[:games + 1]
+    return kept[:n_kept], starts[:games + 1], kept_codes[:n_kept], kept_centres[:n_kept], kept_days[:n_kept]
 
 
 _NAME_SLOTS = 64

@@ -456,13 +456,13 @@ class EaglePoints:
         result = _single(results.column("result"))
         codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
         centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
-        days = _day_numbers(_single(results.column("finished_on")))
-        counted_rows, game_start = kernel.counted_games(counted, *string_buffers(_single(results.column("game_id"))))
+        counted_rows, game_start, codes, centres, days = kernel.counted_games(
+            counted, *string_buffers(_single(results.column("game_id"))), codes, centres,
+            _day_numbers(_single(results.column("finished_on"))))
         if counted_rows.shape[0] < results.num_rows:
             # The counted rows are those `counted` marks: a filter of each array is cheaper than a take.
             mask = pa.Array.from_buffers(pa.bool_(), len(counted), [None, pa.py_buffer(np.packbits(counted, bitorder="little"))])
             rows = {name: array.filter(mask) for name, array in rows.items()}
-            codes, centres, days = codes[counted_rows], centres[counted_rows], days[counted_rows]
         if (codes < 0).any():
             i = int(np.argmax(codes < 0))
             raise ValueError(f"unknown result {result[int(counted_rows[i])].as_py()!r}")
