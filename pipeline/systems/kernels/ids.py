@@ -35,6 +35,50 @@ def strings_of(offsets: np.ndarray, data: np.ndarray, count: int) -> pa.StringAr
     return pa.StringArray.from_buffers(count, pa.py_buffer(offsets[:count + 1]), pa.py_buffer(data))
 
 
+def kept_strings(strings: pa.Array, keep: np.ndarray) -> pa.Array:
+    """`strings.filter(keep)` for a string array (keep: numpy bools, one per row). A month's kept
+    rows come in long runs (whole games), which kept_string_buffers copies at memory speed: half
+    the time of Arrow's filter on a month of games. Arrays with nulls go to Arrow's filter."""
+    if strings.null_count or strings.type != pa.string():
+        return strings.filter(pa.array(keep, pa.bool_()))
+    offsets, data = kept_string_buffers(*string_buffers(strings), keep)
+    return pa.StringArray.from_buffers(offsets.shape[0] - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+@njit(cache=True)
+def kept_string_buffers(offsets, data, keep):
+    """The offsets (from 0) and bytes of the strings of the rows `keep` marks. Each run of kept
+    rows is copied in one loop; the loops count with unsigned integers, which numba compiles
+    without its test for negative indices, so that LLVM turns the copies into memcpy."""
+    rows = np.uint64(keep.shape[0])
+    one = np.uint64(1)
+    out_offsets = np.empty(rows + one, np.int32)
+    kept = np.uint64(0)
+    total = 0
+    for r in range(rows):
+        if keep[r]:
+            out_offsets[kept] = total
+            total += offsets[r + one] - offsets[r]
+            kept += one
+    out_offsets[kept] = total
+    out = np.empty(total, np.uint8)
+    at = np.uint64(0)
+    r = np.uint64(0)
+    while r < rows:
+        if not keep[r]:
+            r += one
+            continue
+        end = r + one
+        while end < rows and keep[end]:
+            end += one
+        start = np.uint64(offsets[r])
+        for k in range(np.uint64(offsets[end]) - start):
+            out[at + k] = data[start + k]
+        at += np.uint64(offsets[end]) - start
+        r = end
+    return out_offsets[:kept + one], out
+
+
 # The id hash's multipliers (MurmurHash3's 64-bit finaliser) and shifts.
 MIX_1, MIX_2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
 _ALL_BYTES, _S29, _S32 = np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(29), np.uint64(32)
