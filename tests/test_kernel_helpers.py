@@ -303,15 +303,18 @@ def test_player_numbers_number_ids_in_order_of_first_sight_whatever_the_size_exp
 @settings(max_examples=200, deadline=None)
 @given(rows=st.lists(st.tuples(st.one_of(st.none(), st.text(max_size=12)), st.booleans()), max_size=40),
        skip=st.integers(0, 5))
-def test_kept_strings_is_arrows_filter(rows, skip):
-    """ids.kept_strings equals Arrow's filter: runs of kept rows, empty and non-ASCII strings, an
-    array that is a slice of a larger one (offsets not from 0), and arrays with nulls."""
+def test_kept_rows_is_arrows_filter(rows, skip):
+    """ids.kept_rows equals Arrow's filter: runs of kept rows, empty and non-ASCII strings, an
+    array that is a slice of a larger one (offsets not from 0), arrays with nulls, and a column
+    that is not strings."""
     import pyarrow as pa
 
     whole = pa.array(["x" * k for k in range(skip)] + [text for text, _ in rows], pa.string())
     strings = whole.slice(skip)
+    numbers = pa.array(range(len(rows)), pa.int32())
     keep = np.array([kept for _, kept in rows], np.bool_)
-    filtered = ids.kept_strings(strings, keep)
-    assert filtered.type == pa.string()
-    assert filtered.to_pylist() == [text for text, kept in rows if kept]
-    assert filtered.equals(strings.filter(pa.array(keep, pa.bool_())))
+    kept_strings, kept_numbers = ids.kept_rows(keep, strings, numbers)
+    assert kept_strings.type == pa.string()
+    assert kept_strings.to_pylist() == [text for text, kept in rows if kept]
+    assert kept_strings.equals(strings.filter(pa.array(keep, pa.bool_())))
+    assert kept_numbers.to_pylist() == [k for k, (_, kept) in enumerate(rows) if kept]

@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
-from pipeline.systems.kernels.ids import id_table, kept_strings, string_buffers, strings_of, table_size
+from pipeline.systems.kernels.ids import id_table, kept_rows, string_buffers, strings_of, table_size
 from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -349,8 +349,7 @@ def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
     )
     index.set_order(count, order)
     if len(players) < results.num_rows:
-        game_id, player_id = kept_strings(game_id, keep), kept_strings(player_id, keep)
-        finished_on = finished_on.filter(pa.array(keep))
+        game_id, finished_on, player_id = kept_rows(keep, game_id, finished_on, player_id)
     return MonthGames(game_start, game_day, finish, players, chunks_needed, game_id, finished_on, player_id)
 
 

@@ -52,7 +52,7 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
-from pipeline.systems.kernels.ids import kept_strings, string_buffers as shared_string_buffers, strings_of, table_size
+from pipeline.systems.kernels.ids import kept_rows, string_buffers as shared_string_buffers, strings_of, table_size
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -461,9 +461,7 @@ class EaglePoints:
             _day_numbers(_single(results.column("finished_on"))))
         if counted_rows.shape[0] < results.num_rows:
             # The counted rows are those `counted` marks: a filter of each array is cheaper than a take.
-            rows = {"game_id": kept_strings(rows["game_id"], counted),
-                    "finished_on": rows["finished_on"].filter(pa.array(counted)),
-                    "responsible_player_id": kept_strings(rows["responsible_player_id"], counted)}
+            rows = dict(zip(rows, kept_rows(counted, *rows.values())))
         if (codes < 0).any():
             i = int(np.argmax(codes < 0))
             raise ValueError(f"unknown result {result[int(counted_rows[i])].as_py()!r}")
