@@ -25,6 +25,13 @@ os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 os.environ["DIPRANK_SYSTEMS_AT_ONCE"] = "1"
 
 
+def pytest_collection_modifyitems(items):
+    """The slow tests first, in their order, then the rest in theirs. xdist gives each worker a
+    block of the collected tests, and a worker with nothing left takes the end of another's: a
+    long test collected near the end would run last, on one worker, while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def warehouse(tmp_path):
     return tmp_path / "warehouse"

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pyarrow.parquet as pq
+import pytest
 
 from pipeline.synthetic.generator import synthetic_games
 from tests.support import REPO, tree_bytes, write_csv
@@ -127,6 +128,7 @@ def assert_each_file_whole(warehouse, old: dict, new: dict):
         pq.read_metadata(warehouse / path)  # and it is a complete Parquet file
 
 
+@pytest.mark.slow
 def test_sigkill_at_many_points(tmp_path):
     before_raw, after_raw = tmp_path / "raw_before", tmp_path / "raw_after"
     feeds(before_raw, late=False)

@@ -75,6 +75,7 @@ def club_files(warehouse: Path) -> dict[str, bytes]:
     return files
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DAGSTER.exists(), reason="needs the project's .venv (make test)")
 def test_a_ui_backfill_writes_what_diprank_run_writes(tmp_path):
     raw = tmp_path / "raw"
