@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"incremental property test: {wanted} sequences …")
         ran, steps, wall, outcome = property_sequences(wanted)
         sections += ["## 3b. Incremental runs equal runs from scratch", "",
-                     f"`{PROPERTY_TEST}` with {wanted} random sequences (`make test` runs 20, and 25 at the ingest level): after every step "
+                     f"`{PROPERTY_TEST}` with {wanted} random sequences (`make test` runs 10, and 25 at the ingest level): after every step "
                      "of new, corrected, edited or removed delivery files, a whole `diprank run` leaves the files, "
                      "bytes, view rows and Dagster's materialized months of a run from scratch.", "",
                      markdown_table(["measure", "value"], [
