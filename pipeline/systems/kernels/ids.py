@@ -54,8 +54,9 @@ def kept_rows(keep: np.ndarray, *arrays: pa.Array) -> list[pa.Array]:
 @njit(cache=True)
 def kept_string_buffers(offsets, data, keep):
     """The offsets (from 0) and bytes of the strings of the rows `keep` marks. Each run of kept
-    rows is copied in one loop; the loops count with unsigned integers, which numba compiles
-    without its test for negative indices, so that LLVM turns the copies into memcpy."""
+    rows is copied in one loop. The loops count with unsigned integers, which numba compiles
+    without its test for negative indices: with signed ones, or a slice assignment, the copy of
+    a month's ids ran two to six times slower than Arrow's filter."""
     rows = np.uint64(keep.shape[0])
     one = np.uint64(1)
     out_offsets = np.empty(rows + one, np.int32)
