@@ -6,16 +6,22 @@ pipeline.systems.kernels.ids), so after one of those files changes, the cached c
 stale code, and can fail outright ("In 'NRT_adapt_ndarray_to_python', 'descr' is NULL"). Here a
 kernel's freshness is also the text of every file of pipeline.systems: a change to any of them
 compiles every kernel again on its next use.
+
+A kernel's cache entry that cannot be read back (a file cut short by a full disk or an
+interrupted copy of the project, or damaged otherwise) is a miss, not a failed run: the kernel is
+compiled again and its entry written anew, with a warning that says so.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 from pathlib import Path
 
 from numba.core import caching
 
 SOURCES = Path(__file__).resolve().parent
+log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=None)
@@ -45,8 +51,31 @@ LOCATORS = [type(f"Kernel{base.__name__}", (_FreshAcrossKernels, base), {})
             for base in (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)]
 
 
+_numba_load_overload = caching.Cache.load_overload
+
+
+def _load_or_compile_again(cache: caching.Cache, sig, target_context):
+    """Numba's load of a cached kernel, where an entry of ours that cannot be read is a miss.
+
+    Numba only forgives a data file that has gone; a damaged one raises from every call of the
+    kernel, in every run, until the cache is deleted by hand. The damaged index goes too, so
+    that the entry compiled next replaces it (numba reads the index again before writing one)."""
+    if type(cache._impl.locator) not in LOCATORS:
+        return _numba_load_overload(cache, sig, target_context)
+    try:
+        return _numba_load_overload(cache, sig, target_context)
+    except Exception as error:  # noqa: BLE001 - whatever a damaged file raises while it is unpickled
+        index = Path(cache._cache_file._index_path)
+        log.warning("kernel cache entry %s cannot be read (%s: %s); compiling the kernel again",
+                    index.name, type(error).__name__, error)
+        index.unlink(missing_ok=True)
+        return None
+
+
 def use_fresh_kernel_cache() -> None:
-    """Put the locators ahead of numba's own; to be called before any kernel is decorated."""
+    """Put the locators ahead of numba's own, and read their damaged entries as misses; to be
+    called before any kernel is decorated."""
     known = caching.CacheImpl._locator_classes
     if not any(locator in known for locator in LOCATORS):
         known[:0] = LOCATORS
+    caching.Cache.load_overload = _load_or_compile_again
