@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import logging
 from pathlib import Path
 
 from numba.core import caching
 
+from pipeline.core.progress import progress_log
+
 SOURCES = Path(__file__).resolve().parent
-log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=None)
@@ -65,10 +65,11 @@ def _load_or_compile_again(cache: caching.Cache, sig, target_context):
     try:
         return _numba_load_overload(cache, sig, target_context)
     except Exception as error:  # noqa: BLE001 - whatever a damaged file raises while it is unpickled
-        index = Path(cache._cache_file._index_path)
-        log.warning("kernel cache entry %s cannot be read (%s: %s); compiling the kernel again",
-                    index.name, type(error).__name__, error)
-        index.unlink(missing_ok=True)
+        kernel = cache._py_func
+        # On the progress lines: a command ignores Python's warnings (Dagster's are many).
+        progress_log().warning("the cached kernel %s.%s cannot be read (%s: %s) in %s; compiling it again",
+                               kernel.__module__, kernel.__qualname__, type(error).__name__, error, cache._cache_path)
+        Path(cache._cache_file._index_path).unlink(missing_ok=True)
         return None
 
 
