@@ -60,11 +60,11 @@ def _load_or_compile_again(cache: caching.Cache, sig, target_context):
     Numba only forgives a data file that has gone; a damaged one raises from every call of the
     kernel, in every run, until the cache is deleted by hand. The damaged index goes too, so
     that the entry compiled next replaces it (numba reads the index again before writing one)."""
-    if type(cache._impl.locator) not in LOCATORS:
-        return _numba_load_overload(cache, sig, target_context)
     try:
         return _numba_load_overload(cache, sig, target_context)
     except Exception as error:  # noqa: BLE001 - whatever a damaged file raises while it is unpickled
+        if type(cache._impl.locator) not in LOCATORS:
+            raise  # another package's kernel: numba's own behaviour
         kernel = cache._py_func
         # On the progress lines: a command ignores Python's warnings (Dagster's are many).
         progress_log().warning("the cached kernel %s.%s cannot be read (%s: %s) in %s; compiling it again",
