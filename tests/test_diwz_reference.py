@@ -6,6 +6,7 @@ import datetime as dt
 from collections import defaultdict
 
 import numpy as np
+import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,9 @@ from pipeline.core.rounding import half_up_int
 from pipeline.systems.diwz import kernel
 from pipeline.systems.base import MonthInput
 from pipeline.systems.diwz.rules import DiWZ, day_number, w_table
-from pipeline.systems.games import rows_to_table
+from pipeline.systems.diwz.finish import ELIMINATED, finish_key
+from pipeline.systems.games import PowerResult, rows_to_table
+from pipeline.systems.kernels.ids import string_buffers
 
 FIRST_DAY = dt.date(2000, 1, 1)
 LAST_DAY = dt.date(2005, 12, 31)
@@ -305,3 +308,23 @@ def test_compiled_add_years_is_the_calendars():
     for number in days:
         day = dt.date(1970, 1, 1) + dt.timedelta(days=number)
         assert kernel.add_years(number, 2) == day_number(add_years(day, 2)), day
+
+
+def test_compiled_finish_key_is_the_rules():
+    """The compiled category and key (read without branches) agree with pipeline.systems.diwz.finish
+    on every result name, on strings that differ from one in a byte or in length only, and on
+    every tier boundary of centres, powers and supply centres."""
+    names = ["solo", "draw", "survived", "eliminated", "anarchy"]
+    near = ["", "s", "sol", "solo ", "Solo", "drew", "draws", "eliminate", "eliminatex", "eliminateD",
+            "eliminated!", "xliminated", "eliminated-and-then-some", "dräw", "survivedsurvived",
+            "draw\x00", "solo\x00\x00", "eliminated\x00"]  # the same first bytes, zero-padded, but longer
+    strings = pa.array(names + near, pa.string())
+    offsets, data = string_buffers(strings)
+    for row, result in enumerate(strings.to_pylist()):
+        for powers, supply, centres in [(7, 34, c) for c in range(0, 12)] + [(3, 10, c) for c in range(0, 8)]:
+            power = PowerResult("p", "x", result, centres, 1907 if result == "eliminated" else None)
+            category, key = finish_key(power, powers, supply)
+            compiled_category = kernel.result_category(data, offsets[row], offsets[row + 1])
+            assert compiled_category == category, result
+            year = 1907 if compiled_category == ELIMINATED else 0
+            assert kernel.finish_key(compiled_category, centres, year, powers, supply) == key, (result, centres)

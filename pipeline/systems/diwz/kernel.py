@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import longest_run, number_rows, prefix, run_end, same_bytes
+from pipeline.systems.kernels.ids import longest_run, number_rows, prefix, run_end
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
@@ -90,7 +90,7 @@ def _word(text: bytes) -> int:
 # The results whose finish category is not OUTSIDE_RESULT (finish_key in diwz_finish), as their
 # length and first eight bytes; "eliminated" has two more.
 _ELIMINATED_WORD = _word(b"eliminated")
-_ELIMINATED_TAIL = np.frombuffer(b"eliminated", dtype=np.uint8)[8:].copy()
+_ELIMINATED_TAIL = _word(b"eliminated"[8:])
 _DRAW_WORD = _word(b"draw")
 _SOLO_WORD = _word(b"solo")
 
@@ -159,33 +159,28 @@ def set_keeps_until(records, count):
 @njit(cache=True, inline="always")
 def result_category(data, start, end):
     """The first part of a power's finish key from its `result` (UTF-8 bytes data[start:end]):
-    ELIMINATED, DRAW, SOLO, and OUTSIDE_RESULT for survived, anarchy and anything else."""
+    ELIMINATED, DRAW, SOLO, and OUTSIDE_RESULT for survived, anarchy and anything else.
+
+    Computed without a branch on the bytes: a month's results come in no predictable order, and
+    a mispredicted branch per row cost more than the rest of reading the row."""
     length = end - start
-    if length == 4:
-        word = np.int64(prefix(data, start, end))
-        if word == _DRAW_WORD:
-            return DRAW
-        if word == _SOLO_WORD:
-            return SOLO
-    elif length == 10:
-        if np.int64(prefix(data, start, end)) == _ELIMINATED_WORD and same_bytes(data, start + 8, end, _ELIMINATED_TAIL, 0, 2):
-            return ELIMINATED
-    return OUTSIDE_RESULT
+    word = np.int64(prefix(data, start, end))
+    tail = np.int64(prefix(data, start + 8, max(end, start + 8)))
+    draw = (length == 4) & (word == _DRAW_WORD)
+    solo = (length == 4) & (word == _SOLO_WORD)
+    eliminated = (length == 10) & (word == _ELIMINATED_WORD) & (tail == _ELIMINATED_TAIL)
+    return (OUTSIDE_RESULT + np.int64(draw) * (DRAW - OUTSIDE_RESULT) + np.int64(solo) * (SOLO - OUTSIDE_RESULT)
+            + np.int64(eliminated) * (ELIMINATED - OUTSIDE_RESULT))
 
 
 @njit(cache=True, inline="always")
 def finish_key(category, centres, eliminated_year, powers, supply_centres):
-    """The second part of a power's finish key; the first is its category."""
-    if category == ELIMINATED:
-        return eliminated_year
-    if category == OUTSIDE_RESULT:
-        # "fewer than VZ/N" and "fewer than 2·VZ/N", compared in integers.
-        if centres * powers < supply_centres:
-            return 0
-        if centres * powers < 2 * supply_centres:
-            return 1
-        return 2
-    return 0
+    """The second part of a power's finish key; the first is its category (without a branch on
+    it, as result_category): the elimination year, the tier of a power left outside the solo or
+    draw ("fewer than VZ/N" and "fewer than 2·VZ/N", compared in integers), else 0."""
+    tier = np.int64(centres * powers >= supply_centres) + np.int64(centres * powers >= 2 * supply_centres)
+    return (np.int64(category == ELIMINATED) * eliminated_year
+            + np.int64(category == OUTSIDE_RESULT) * tier)
 
 
 _KEY_LIMIT = 1 << 40
@@ -279,11 +274,9 @@ def parse_month(
         for i in range(lo, hi):
             k = kept[i]
             category[i] = result_category(result_data, result_offsets[k], result_offsets[k + 1])
-            year = 0
-            if category[i] == ELIMINATED:
-                bit = year_offset + k
-                if year_validity.size == 0 or (year_validity[bit >> 3] >> (bit & 7)) & 1:
-                    year = row_year[k]
+            bit = year_offset + k
+            given = year_validity.size == 0 or ((year_validity[bit >> 3] >> (bit & 7)) & 1) == 1
+            year = row_year[k] * np.int64(given)  # read for every row: a branch would mispredict
             key[i] = finish_key(category[i], row_centres[k], year, hi - lo, game_supply[g])
         finish_values(category, key, lo, hi, finish)
     if count > first_new:
