@@ -15,8 +15,10 @@ from pandera.errors import SchemaError
 from pipeline.core.months import Month, month_range
 from pipeline.core.rounding import half_up
 from pipeline.systems.base import GAME_COLUMNS, MonthInput, MonthOutput
+from pipeline.systems.club import kernel as club_kernel
 from pipeline.systems.club.rules import ClubRating
 from pipeline.systems.games import rows_to_table
+from pipeline.systems.kernels.ids import string_buffers
 from schemas.club import ClubHistory, ClubRankings
 from tests.fixtures import club_cases
 
@@ -189,6 +191,15 @@ def test_solo_wins_draw_draws_everything_else_loses():
     assert rows["dan"]["schedule_strength"] == 0.25
     assert rows["ann"]["rating"] == math.log10(1.5) * (0.5 + 1 / 6) / 2 * 100
     assert rows["dan"]["rating"] == 0.0  # P = log10(1) = 0 without wins or draws
+
+
+def test_result_codes_are_read_exactly():
+    # Only "solo" and "draw" themselves win and draw: a string that merely starts like them, or
+    # that has their bytes and a zero byte more, is a loss.
+    results = ["solo", "draw", "survived", "eliminated", "anarchy", "Solo", "solos", "dra", "draw\x00", "", "drawé"]
+    offsets, data = string_buffers(pa.array(results, pa.string()))
+    codes = [club_kernel._result_code(offsets, data, r) for r in range(len(results))]
+    assert codes == [club_kernel.WIN, club_kernel.DRAW] + [club_kernel.LOSS] * (len(results) - 2)
 
 
 def test_equal_ratings_share_a_rank_in_player_order():

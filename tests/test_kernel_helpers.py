@@ -6,6 +6,7 @@ import functools
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +67,30 @@ def test_same_bytes_and_prefix_match_python(a, b, pad):
     assert int(ids.prefix(tail, 0, len(a))) == python_prefix(a)
     word = np.uint64(ids.prefix(data, a_start, a_start + len(a)))  # numba hands back a Python int
     assert ids.same_string(data, a_start, a_start + len(a), word, b_start, b_start + len(b)) == (a == b)
+
+
+NAMES = ["solo", "draw", "survived", "eliminated", "anarchy", "", "sixteen-bytes-id"]
+names_and_near_misses = (st.sampled_from([n.encode() for n in NAMES])
+                         | st.sampled_from([n.encode() for n in NAMES]).map(lambda n: n + b"\0")
+                         | st.binary(max_size=20))
+
+
+@settings(deadline=None)  # a first call may compile
+@given(text=names_and_near_misses, name=st.sampled_from(NAMES), pad=st.integers(0, 9))
+def test_string_words_tell_a_name_from_every_other_string(text, name, pad):
+    # A name is told by length and sixteen bytes: a string with the name's bytes and a zero
+    # byte more, or cut short, is not the name; at the buffer's end as in its middle.
+    data = np.frombuffer(b"#" * pad + text + b"#" * pad, np.uint8)
+    words = ids.string_words(data, pad, pad + len(text))
+    assert bool(ids.is_name(words, ids.name_words(name))) == (text == name.encode())
+    at_end = np.frombuffer(b"#" * pad + text, np.uint8)
+    assert ids.string_words(at_end, pad, pad + len(text)) == words
+
+
+def test_names_longer_than_sixteen_bytes_are_refused():
+    assert ids.name_words("é" * 8) == (16, *np.frombuffer(("é" * 8).encode(), "<i8").tolist())
+    with pytest.raises(ValueError, match="longer than sixteen bytes"):
+        ids.name_words("seventeen-bytes-x")
 
 
 def test_same_bytes_tells_apart_one_byte():

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
 
-from pipeline.systems.kernels.ids import number_rows, run_end
+from pipeline.systems.kernels.ids import is_name, name_words, number_rows, run_end, string_words
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 WIN, DRAW, LOSS = 0, 1, 2  # result codes: solo, draw member, anything else (SPEC §3.2 decision)
@@ -42,6 +42,7 @@ _TWO64 = 2.0**64
 _TWO_M64 = 2.0**-64
 _LOWEST_POWER = -SCALE_BITS - 90  # exact_ratio scales its result by 2**(-179..-21)
 _POWERS_OF_TWO = np.array([2.0**k for k in range(_LOWEST_POWER, 0)])
+_SOLO_NAME, _DRAW_NAME = name_words("solo"), name_words("draw")
 _LETTERS = np.frombuffer(b"WDL", np.uint8)  # the history's `result` letter of each result code
 
 
@@ -157,15 +158,10 @@ def exact_ratio(high: np.uint64, low: np.uint64, count: int) -> float:
 
 @njit(cache=True)
 def _result_code(offsets: np.ndarray, data: np.ndarray, r: int) -> int:
-    """WIN for "solo", DRAW for "draw", LOSS for anything else."""
-    start = offsets[r]
-    if offsets[r + 1] - start == 4:
-        a, b, c, d = data[start], data[start + 1], data[start + 2], data[start + 3]
-        if a == 115 and b == 111 and c == 108 and d == 111:  # solo
-            return WIN
-        if a == 100 and b == 114 and c == 97 and d == 119:  # draw
-            return DRAW
-    return LOSS
+    """WIN for "solo", DRAW for "draw", LOSS for anything else (no branch on the bytes:
+    kernels.ids.string_words)."""
+    words = string_words(data, offsets[r], offsets[r + 1])
+    return LOSS - np.int64(is_name(words, _SOLO_NAME)) * (LOSS - WIN) - np.int64(is_name(words, _DRAW_NAME)) * (LOSS - DRAW)
 
 
 @njit(cache=True)

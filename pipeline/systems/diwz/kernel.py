@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import longest_run, number_rows, prefix, run_end
+from pipeline.systems.kernels.ids import is_name, longest_run, name_words, number_rows, run_end, string_words
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
@@ -82,17 +82,10 @@ CHUNK_OPPONENT = 1 + CHUNK   # CHUNK opponent ratings from here
 CHUNK_FIELDS = 1 + 2 * CHUNK
 
 
-def _word(text: bytes) -> int:
-    """The first eight bytes of `text` as a little-endian word (as kernels.ids.prefix reads them), as int64."""
-    return int(np.frombuffer(text[:8].ljust(8, b"\0"), dtype="<i8")[0])
-
-
-# The results whose finish category is not OUTSIDE_RESULT (finish_key in diwz_finish), as their
-# length and first eight bytes; "eliminated" has two more.
-_ELIMINATED_WORD = _word(b"eliminated")
-_ELIMINATED_TAIL = _word(b"eliminated"[8:])
-_DRAW_WORD = _word(b"draw")
-_SOLO_WORD = _word(b"solo")
+# The results whose finish category is not OUTSIDE_RESULT (finish_key in diwz_finish).
+_ELIMINATED_NAME = name_words("eliminated")
+_DRAW_NAME = name_words("draw")
+_SOLO_NAME = name_words("solo")
 
 
 # --- arithmetic -------------------------------------------------------------------------------
@@ -161,16 +154,11 @@ def result_category(data, start, end):
     """The first part of a power's finish key from its `result` (UTF-8 bytes data[start:end]):
     ELIMINATED, DRAW, SOLO, and OUTSIDE_RESULT for survived, anarchy and anything else.
 
-    Computed without a branch on the bytes: a month's results come in no predictable order, and
-    a mispredicted branch per row cost more than the rest of reading the row."""
-    length = end - start
-    word = np.int64(prefix(data, start, end))
-    tail = np.int64(prefix(data, start + 8, max(end, start + 8)))
-    draw = (length == 4) & (word == _DRAW_WORD)
-    solo = (length == 4) & (word == _SOLO_WORD)
-    eliminated = (length == 10) & (word == _ELIMINATED_WORD) & (tail == _ELIMINATED_TAIL)
-    return (OUTSIDE_RESULT + np.int64(draw) * (DRAW - OUTSIDE_RESULT) + np.int64(solo) * (SOLO - OUTSIDE_RESULT)
-            + np.int64(eliminated) * (ELIMINATED - OUTSIDE_RESULT))
+    Read without a branch on the bytes (kernels.ids.string_words)."""
+    words = string_words(data, start, end)
+    return (OUTSIDE_RESULT + np.int64(is_name(words, _DRAW_NAME)) * (DRAW - OUTSIDE_RESULT)
+            + np.int64(is_name(words, _SOLO_NAME)) * (SOLO - OUTSIDE_RESULT)
+            + np.int64(is_name(words, _ELIMINATED_NAME)) * (ELIMINATED - OUTSIDE_RESULT))
 
 
 @njit(cache=True, inline="always")
