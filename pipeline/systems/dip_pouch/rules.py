@@ -53,10 +53,9 @@ def updated_rating(old: float, value: float, pct: float) -> float:
 
 @dataclass
 class DipPouchState:
-    """Per-player arrays indexed by a dense player number (ids[i] is player i), and the listed
-    players in table order."""
+    """Per-player arrays indexed by a dense player number (player i has the i-th id of
+    `numbers`), and the listed players in table order."""
 
-    ids: list[str] = field(default_factory=list)
     rating: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     events: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     last_event: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # days since 1970-01-01
@@ -64,17 +63,28 @@ class DipPouchState:
     country: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     from_registry: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
     countries: dict[str, int] = field(default_factory=dict)  # country name -> code, codes in order of first sight
-    # The ids numbered in a compiled hash table (see own_numbers): append-only, so shared by the
-    # states stepped one from another; rebuilt from `ids`, never checkpointed.
-    numbers: PlayerNumbers | None = None
+    # The ids, numbered in a compiled hash table: append-only, so shared by the states stepped one
+    # from another (a state's players are its first `count` ids; see own_numbers). Only they hold
+    # the ids: a list of them, copied with every month's state, cost a twentieth of the month.
+    numbers: PlayerNumbers = field(default_factory=PlayerNumbers)
     country_names_array: pa.Array | None = None  # `countries`' names as Arrow (see country_array)
     registry_pending: bool = False  # players from a published list, whose registry countries the first step sets
     # The listed players by rating, best first, then id (kernel.table_order); None until first
     # needed after a decode. Derived, never checkpointed; replaced, never changed in place.
     order: np.ndarray | None = None
 
+    @property
+    def count(self) -> int:
+        """How many players the state knows."""
+        return len(self.rating)
+
+    @property
+    def ids(self) -> list[str]:
+        """The players' ids by number."""
+        return id_array(self).to_pylist()
+
     def copy(self) -> "DipPouchState":
-        return DipPouchState(list(self.ids), self.rating.copy(), self.events.copy(), self.last_event.copy(),
+        return DipPouchState(self.rating.copy(), self.events.copy(), self.last_event.copy(),
                              self.country.copy(), self.from_registry.copy(), dict(self.countries), self.numbers,
                              self.country_names_array, self.registry_pending, self.order)
 
@@ -120,9 +130,10 @@ class DipPouch:
         ids = rows.column("player_id").to_pylist()
         last = [NO_EVENT_DAY if day is None else (day - EPOCH).days for day in rows.column("last_event_date").to_pylist()]
         return DipPouchState(
-            ids, np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
+            np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
             np.asarray(rows.column("events").to_numpy(zero_copy_only=False), np.int64), np.array(last, np.int32),
-            np.full(len(ids), -1, np.int32), np.zeros(len(ids), np.bool_), registry_pending=True)
+            np.full(len(ids), -1, np.int32), np.zeros(len(ids), np.bool_), numbers=numbered(ids),
+            registry_pending=True)
 
     def step(self, state: DipPouchState, month_input: MonthInput) -> MonthOutput:
         """Apply the month's events in order (one compiled pass over the rows,
@@ -165,9 +176,8 @@ class DipPouch:
                 "country": state.country_names(), "from_registry": state.from_registry}
 
     def decode_state(self, data: dict) -> DipPouchState:
-        ids = list(data["ids"])
-        state = DipPouchState(ids, data["rating"], data["events"], data["last_event"],
-                              from_registry=data["from_registry"])
+        state = DipPouchState(data["rating"], data["events"], data["last_event"],
+                              from_registry=data["from_registry"], numbers=numbered(list(data["ids"])))
         state.country = np.array([state.country_code(name) for name in data["country"]], np.int32)
         return state
 
@@ -183,16 +193,21 @@ def run_starts(column: pa.ChunkedArray) -> np.ndarray:
     return string_run_starts(*string_buffers(strings.cast(pa.string())))
 
 
+def numbered(ids: list[str]) -> PlayerNumbers:
+    """A numbering of distinct ids, in their order."""
+    numbers = PlayerNumbers(pa.array(ids, pa.string()), expected=len(ids))
+    if numbers.count != len(ids):
+        raise ValueError("dip_pouch: the state lists a player twice")
+    return numbers
+
+
 def own_numbers(state: DipPouchState) -> PlayerNumbers:
-    """The numbering of the state's ids: the one it shares with the state it was stepped from while
-    that holds no more ids than its own, else one built from its ids (a decoded state, a state
-    stepped a second time)."""
+    """A numbering the state may add ids to: the one it shares with the state it was stepped from
+    while that holds no more ids than its own, else a copy of its first `count` ids (a state
+    stepped a second time), so that what another state sees never changes."""
     numbers = state.numbers
-    if numbers is None or numbers.count != len(state.ids):
-        numbers = PlayerNumbers(pa.array(state.ids, pa.string()), expected=len(state.ids))
-        if numbers.count != len(state.ids):
-            raise ValueError("dip_pouch: the state lists a player twice")
-        state.numbers = numbers
+    if numbers.count != state.count:
+        numbers = state.numbers = PlayerNumbers(id_array(state), expected=state.count)
     return numbers
 
 
@@ -203,7 +218,6 @@ def player_indices(state: DipPouchState, player_ids: pa.ChunkedArray, registry) 
     out = numbers.numbers(player_ids.combine_chunks()).astype(np.int64)
     if numbers.count > known:
         added = numbers.ids().slice(known).to_pylist()
-        state.ids.extend(added)
         state.rating = np.concatenate([state.rating, np.full(len(added), START_RATING)])
         state.events = np.concatenate([state.events, np.zeros(len(added), np.int64)])
         state.last_event = np.concatenate([state.last_event, np.zeros(len(added), np.int32)])
@@ -216,7 +230,7 @@ def player_indices(state: DipPouchState, player_ids: pa.ChunkedArray, registry) 
 def apply_registry(state: DipPouchState, registry) -> None:
     """Give every player the registry knows their registry country (players of a published list,
     who arrived before any registry was read)."""
-    for i, pid in enumerate(state.ids):
+    for i, pid in enumerate(id_array(state).to_pylist()):
         info = registry.get(pid)
         if info is not None and info.country:
             state.country[i], state.from_registry[i] = state.country_code(info.country), True
@@ -245,7 +259,7 @@ def table_order(state: DipPouchState, touched: np.ndarray) -> np.ndarray:
     every player when the state has no order yet)."""
     previous = state.order
     if previous is None:
-        previous, touched = np.zeros(0, np.int64), np.arange(len(state.ids), dtype=np.int64)
+        previous, touched = np.zeros(0, np.int64), np.arange(state.count, dtype=np.int64)
     return kernel.table_order(previous, touched, state.events, state.rating, *string_buffers(id_array(state)))
 
 
@@ -278,10 +292,7 @@ def country_array(state: DipPouchState) -> pa.Array:
 
 
 def id_array(state: DipPouchState) -> pa.Array:
-    """state.ids as an Arrow array: a view of the numbering's bytes (converting every id again each
-    month cost more than the month's rating itself)."""
-    numbers = state.numbers
-    if numbers is None or numbers.count < len(state.ids):
-        numbers = own_numbers(state)
-    return strings_of(numbers.offsets, numbers.pool, len(state.ids))
+    """The state's ids as an Arrow array: a view of the numbering's bytes (converting every id
+    again each month cost more than the month's rating itself)."""
+    return strings_of(state.numbers.offsets, state.numbers.pool, state.count)
 
