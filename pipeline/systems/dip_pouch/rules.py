@@ -230,7 +230,7 @@ def player_indices(state: DipPouchState, player_ids: pa.ChunkedArray, registry) 
 def apply_registry(state: DipPouchState, registry) -> None:
     """Give every player the registry knows their registry country (players of a published list,
     who arrived before any registry was read)."""
-    for i, pid in enumerate(id_array(state).to_pylist()):
+    for i, pid in enumerate(state.ids):
         info = registry.get(pid)
         if info is not None and info.country:
             state.country[i], state.from_registry[i] = state.country_code(info.country), True
