@@ -154,6 +154,15 @@ class Stack:
         self.dagster_home.mkdir()
         shutil.copy(PRODUCTION / "dagster.yaml", self.dagster_home / "dagster.yaml")
 
+    def create_storage(self, env: dict[str, str]) -> None:
+        """Dagster's tables in PostgreSQL, made once before any process uses them (as
+        docs/DEPLOYMENT.md has a deployment do): processes that start together on an empty
+        database each create them, and all but one fail ("type snapshots already exists")."""
+        made = subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, cwd=REPO,
+                              capture_output=True, text=True)
+        if made.returncode != 0:
+            raise RuntimeError(f"dagster instance migrate failed:\n{made.stdout}{made.stderr}")
+
     def start_workers(self, count: int, env: dict[str, str]) -> None:
         for n in range(1, count + 1):
             log = self.root / f"worker{n}.log"
@@ -205,6 +214,7 @@ def start_stack(workers: int = 2) -> Stack:
         stack.start_redis()
         stack.start_s3()
         stack.write_instance()
+        stack.create_storage(stack.env(warehouse=DEPLOYMENT_WAREHOUSE))
         stack.start_workers(workers, stack.env(warehouse=DEPLOYMENT_WAREHOUSE))
     except BaseException:
         stack.stop()
