@@ -1,5 +1,5 @@
 """EaglePoints against the slow reference on generated games, checkpoint round trips, and the
-compiled pieces (the table treap, calendar arithmetic, integer rounding) against plain Python."""
+compiled pieces (the counted top of the table, calendar arithmetic, integer rounding) against plain Python."""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -171,18 +172,22 @@ def three_eras(seed: int, n_games: int, n_players: int) -> list[dict]:
 
 
 def assert_live_table_holds_the_top(outputs: list[MonthOutput]) -> None:
-    """In live mode the treap holds the top of the month-end table, in its order: everyone with at
-    least the threshold's points, at least the scoring positions unless the threshold is 0."""
+    """In live mode the counted top holds the top of the month-end table: everyone with at least
+    the threshold's points, at least the scoring positions unless the threshold is 0; its
+    Fenwick sums count its members."""
     for out in outputs:
-        live, order = out.state.live, out.state.order
+        live, order, points = out.state.live, out.state.order, out.state.points
         meta = live.meta
-        stack = np.empty(live.nodes.shape[0], dtype=np.int32)
-        held = eagle_table.in_order(meta[eagle_kernel.ROOT], live.nodes, stack)
-        assert held.tolist() == order[:held.shape[0]].tolist() and meta[eagle_kernel.ABOVE] == held.shape[0]
-        assert (out.state.points[order[held.shape[0]:]] < meta[eagle_kernel.THRESHOLD]).all()
-        assert meta[eagle_kernel.THRESHOLD] == 0 or held.shape[0] >= 602
+        held = eagle_table.members(live.top)
+        size = held.shape[0]
+        assert sorted(held.tolist()) == sorted(order[:size].tolist()) and meta[eagle_kernel.ABOVE] == size
+        threshold = meta[eagle_kernel.THRESHOLD]
+        assert (points[order[size:]] < threshold).all() and (points[held] >= threshold).all()
+        assert threshold == 0 or size >= 602
         assert np.flatnonzero(live.listed).tolist() == sorted(order.tolist())
-        assert np.flatnonzero(live.in_tree).tolist() == sorted(held.tolist())
+        assert np.flatnonzero(live.in_top).tolist() == sorted(held.tolist())
+        for value in {*points[held].tolist(), int(threshold) - 1}:
+            assert eagle_table.at_most(live.top, value) == int((points[held] <= value).sum())
 
 
 @settings(max_examples=3, deadline=None)
@@ -222,10 +227,10 @@ def test_many_players_grow_the_arrays():
             assert any(out.state.live.meta[eagle_kernel.THRESHOLD] > 0 for out in outputs)
 
 
-def test_live_treap_threshold_comes_down_when_the_top_expires(monkeypatch):
-    # A small treap (602..640 players) over a table of about a thousand: its threshold goes up as
+def test_live_threshold_comes_down_when_the_top_expires(monkeypatch):
+    # A small top (602..640 players) over a table of about a thousand: its threshold goes up as
     # the table grows, and comes down to players below it when the first burst's listings end.
-    monkeypatch.setattr(eagle_module, "TREE_SIZES", np.array([602, 620, 640], dtype=np.int64))
+    monkeypatch.setattr(eagle_module, "TOP_SIZES", np.array([602, 620, 640], dtype=np.int64))
     rows = (generated_rows(41, 300, 1500, dt.date(2010, 1, 1), dt.date(2010, 3, 31), "a")
             + generated_rows(141, 200, 1500, dt.date(2011, 1, 1), dt.date(2012, 6, 30), "b"))
     outputs = assert_matches_reference(rows, ("standard",), "live")
@@ -256,7 +261,7 @@ def test_stepping_an_earlier_state_again_leaves_it_as_it_was():
 
 @settings(max_examples=5, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
-def test_table_treap_agrees_with_a_sorted_list(seed):
+def test_counted_top_agrees_with_a_sorted_list(seed):
     rng = np.random.default_rng(seed)
     n = 300
     # Few distinct values, so that every tie-break of the table order is needed.
@@ -267,41 +272,52 @@ def test_table_treap_agrees_with_a_sorted_list(seed):
     ids = [("p" + "é" * int(rng.integers(0, 2)) + str(int(v)))[: int(rng.integers(2, 6))] + f"#{i}"
            for i, v in enumerate(rng.permutation(n))]
     id_offsets, id_bytes = (a.copy() for a in string_buffers(pa.array(ids, pa.string())))
-    nodes = np.zeros((n + 1, eagle_table.NODE_COLUMNS), dtype=np.int32)
-    stack = np.empty(n + 1, dtype=np.int32)
+    top = eagle_table.empty(n, 5)
     keys = (points, games, last, id_offsets, id_bytes)
 
     def key(p: int) -> tuple:
         return (-points[p], games[p], -last[p], ids[p])
 
-    root, members = 0, set()
+    members: set[int] = set()
     for step in range(4000):
         growing = (step // 1000) % 2 == 0  # grow to most of the players, shrink, grow, shrink
         p = int(rng.integers(n))
         if p in members and (not growing or rng.random() < 0.2):
-            root = eagle_table.remove(root, p, nodes, stack, *keys)
+            eagle_table.remove(top, p, points)
             members.discard(p)
-            if rng.random() < 0.5:  # a player's key changes only while out of the tree
+            if rng.random() < 0.5:  # a player's key changes only while out of the top
                 points[p], games[p], last[p] = rng.integers(0, 5), rng.integers(1, 4), rng.integers(0, 3)
         elif p not in members and (growing or rng.random() < 0.2):
-            root = eagle_table.insert(root, p, nodes, stack, *keys)
+            eagle_table.insert(top, p, points)
             members.add(p)
         probe = int(rng.integers(n))
         before = sum(1 for q in members if q != probe and key(q) < key(probe))
-        assert eagle_table.rank(root, probe, n, nodes, *keys) == before
-        assert eagle_table.rank(root, probe, 20, nodes, *keys) == min(before, 20)
-        assert nodes[root, eagle_table.SIZE] == len(members)
+        assert eagle_table.rank(top, len(members), probe, n, *keys) == before
+        assert eagle_table.rank(top, len(members), probe, 20, *keys) == min(before, 20)
+        value = int(rng.integers(0, 5))
+        assert eagle_table.at_most(top, value) == sum(1 for q in members if points[q] <= value)
+        if members:
+            assert eagle_table.lowest_points(top) == min(points[q] for q in members)
         if step % 250 == 0:
-            assert eagle_table.in_order(root, nodes, stack).tolist() == sorted(members, key=key)
-    assert eagle_table.in_order(root, nodes, stack).tolist() == sorted(members, key=key)
+            assert sorted(eagle_table.members(top).tolist()) == sorted(members)
+    # Grown to more players and points values, the top counts the same members.
+    grown = eagle_table.regrown(top, n + 7, 37)
+    assert sorted(eagle_table.members(grown).tolist()) == sorted(members)
+    for value in range(37):
+        assert eagle_table.at_most(grown, value) == sum(1 for q in members if points[q] <= value)
+    probe = int(rng.integers(n))
+    assert (eagle_table.rank(grown, len(members), probe, n, *keys)
+            == sum(1 for q in members if q != probe and key(q) < key(probe)))
+    # Points the arrays do not count are refused, not written past them.
+    outside = int(next(q for q in range(n) if q not in members)) if len(members) < n else None
+    if outside is not None:
+        points[outside] = 5
+        with pytest.raises(ValueError, match="points outside"):
+            eagle_table.insert(top, outside, points)
     # The month-end sort (packed keys with ties by id, or one stable sort per key) agrees too.
     everyone = rng.permutation(n).astype(np.int32)
     assert eagle_kernel.sort_players(everyone, *keys).tolist() == sorted(everyone.tolist(), key=key)
     assert eagle_kernel._sort_by_each_key(everyone, *keys).tolist() == sorted(everyone.tolist(), key=key)
-    # The shape depends only on the keys held: a tree built from scratch is the same.
-    rebuilt = np.zeros_like(nodes)
-    root2 = eagle_table.build(np.array(sorted(members), dtype=np.int32), rebuilt, stack, *keys)
-    assert root2 == root and (rebuilt == nodes).all()
 
 
 def test_calendar_arithmetic_matches_the_python_dates():

@@ -21,7 +21,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pipeline.systems.eagle import table as tree
+from pipeline.systems.eagle import table as top_counts
 from pipeline.systems.kernels import plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
 from pipeline.systems.kernels.ids import MIX_1, number_rows, prefix, same_bytes, same_string
@@ -242,7 +242,7 @@ def merge_orders(kept, fresh, keys):
     out = np.empty(kept.shape[0] + fresh.shape[0], dtype=np.int32)
     i = j = k = 0
     while i < kept.shape[0] and j < fresh.shape[0]:
-        if tree.precedes(fresh[j], kept[i], points, games, last, id_offsets, id_bytes):
+        if top_counts.precedes(fresh[j], kept[i], points, games, last, id_offsets, id_bytes):
             out[k] = fresh[j]
             j += 1
         else:
@@ -261,43 +261,40 @@ def merge_orders(kept, fresh, keys):
 
 
 # ---------------------------------------------------------------------------------------------
-# Live positions: the listed players and a treap of the top of the table
+# Live positions: the listed players and the counted top of the table
 # ---------------------------------------------------------------------------------------------
 #
-# Only the scoring positions (1..low) need an exact position, so the treap
-# (pipeline.systems.eagle.table) holds only the listed players with at least `threshold` points,
-# and the threshold is kept so that it holds at least `low` players, or is 0 and holds everyone.
-# A listed player outside the treap then has at least `low` players ahead. The treap stays near
+# Only the scoring positions (1..low) need an exact position, so the counts
+# (pipeline.systems.eagle.table) hold only the listed players with at least `threshold` points,
+# and the threshold is kept so that they hold at least `low` players, or is 0 and hold everyone.
+# A listed player outside them then has at least `low` players ahead. The counted top stays near
 # `target` players: when it falls below `low` the threshold comes down to take in the best
 # players below it (found in last month's order and among this month's players), and when it
 # grows past `high` the lowest points values leave it. Most updates of a big table then only
-# flip a flag. meta = [treap root, threshold, treap size]; tree_sizes = [low, target, high].
+# flip a flag. meta = [threshold, members]; top_sizes = [low, target, high].
 
-ROOT, THRESHOLD, ABOVE = 0, 1, 2
+THRESHOLD, ABOVE = 0, 1
 
-# Live mode's arrays: tree_sizes; the treap's nodes; per player whether listed and whether in
-# the treap; meta; scratch space for the treap (capacity + 1 entries).
-LiveArrays = namedtuple("LiveArrays", "tree_sizes nodes listed in_tree meta stack")
-# Where the treap finds the best listed players below its threshold: last month's order with
+# Live mode's arrays: top_sizes; the counted top (table.TopCounts); per player whether listed and
+# whether counted in the top; meta.
+LiveArrays = namedtuple("LiveArrays", "top_sizes top listed in_top meta")
+# Where the top finds the best listed players below its threshold: last month's order with
 # their points then, and this month's players (`movers`, a player has played this month when
 # their last game is on or after month_start).
 Candidates = namedtuple("Candidates", "previous_order previous_points movers month_start")
 
 
 @plain_njit
-def _set_in_tree(p, inside, table, keys):
-    """Put listed player p (with their current key) into the treap, or take them (their key
-    unchanged since they were put in) out."""
-    meta = table.meta
+def _set_in_top(p, inside, table, keys):
+    """Count listed player p (with their current key) in the top, or (their key unchanged since
+    they were counted in) out of it."""
     if inside:
-        meta[ROOT] = tree.insert(meta[ROOT], p, table.nodes, table.stack,
-                                 keys.points, keys.games, keys.last, keys.id_offsets, keys.id_bytes)
-        meta[ABOVE] += 1
+        top_counts.insert(table.top, p, keys.points)
+        table.meta[ABOVE] += 1
     else:
-        meta[ROOT] = tree.remove(meta[ROOT], p, table.nodes, table.stack,
-                                 keys.points, keys.games, keys.last, keys.id_offsets, keys.id_bytes)
-        meta[ABOVE] -= 1
-    table.in_tree[p] = inside
+        top_counts.remove(table.top, p, keys.points)
+        table.meta[ABOVE] -= 1
+    table.in_top[p] = inside
 
 
 @plain_njit
@@ -305,36 +302,33 @@ def _enlist(p, table, keys):
     """List player p (with their current key)."""
     table.listed[p] = True
     if keys.points[p] >= table.meta[THRESHOLD]:
-        _set_in_tree(p, True, table, keys)
+        _set_in_top(p, True, table, keys)
 
 
 @plain_njit
 def _unlist(p, table, keys):
     """Unlist player p (whose key has not changed since listed)."""
     table.listed[p] = False
-    if table.in_tree[p]:
-        _set_in_tree(p, False, table, keys)
+    if table.in_top[p]:
+        _set_in_top(p, False, table, keys)
 
 
 @plain_njit
 def _raise_threshold(target, table, keys):
-    """Take the lowest points values out of the treap while it keeps `target` players."""
-    meta, nodes = table.meta, table.nodes
+    """Take the lowest points values out of the top while it keeps `target` players."""
+    meta, top = table.meta, table.top
     while meta[ABOVE] > 0:
-        value = keys.points[tree.rightmost(meta[ROOT], nodes)]
-        if tree.count_more_points(meta[ROOT], value, nodes) < target:
+        value = top_counts.lowest_points(top)
+        if meta[ABOVE] - top_counts.at_most(top, value) < target:
             return
-        while meta[ABOVE] > 0:
-            q = tree.rightmost(meta[ROOT], nodes)
-            if keys.points[q] != value:
-                break
-            _set_in_tree(q, False, table, keys)
+        while top.head[value] != top_counts.NONE:
+            _set_in_top(top.head[value], False, table, keys)
         meta[THRESHOLD] = value + 1
 
 
 @njit(cache=True)
 def _lower_threshold(target, candidates, n_movers, table, keys):
-    """Bring the best listed players below the threshold into the treap, a points value at a
+    """Bring the best listed players below the threshold into the top, a points value at a
     time, until it holds `target` players (or everyone, threshold 0).
 
     The listed players below the threshold are last month's players who have not played since
@@ -364,15 +358,15 @@ def _lower_threshold(target, candidates, n_movers, table, keys):
         if j < below.shape[0] and points[below[j]] > value:
             value = points[below[j]]
         if value < 0:
-            threshold = 0  # everyone listed is in the treap
+            threshold = 0  # everyone listed is in the top
             break
         while i < previous_order.shape[0] and previous_points[i] == value:
             p = previous_order[i]
             if last[p] < month_start and listed[p]:
-                _set_in_tree(p, True, table, keys)
+                _set_in_top(p, True, table, keys)
             i += 1
         while j < below.shape[0] and points[below[j]] == value:
-            _set_in_tree(below[j], True, table, keys)
+            _set_in_top(below[j], True, table, keys)
             j += 1
         threshold = value
     meta[THRESHOLD] = threshold
@@ -380,15 +374,15 @@ def _lower_threshold(target, candidates, n_movers, table, keys):
 
 @plain_njit
 def _unbalanced(table):
-    """Whether the treap is below tree_sizes[0] players (threshold above 0) or above tree_sizes[2]."""
-    sizes, meta = table.tree_sizes, table.meta
+    """Whether the top is below top_sizes[0] players (threshold above 0) or above top_sizes[2]."""
+    sizes, meta = table.top_sizes, table.meta
     return (meta[ABOVE] < sizes[0] and meta[THRESHOLD] > 0) or meta[ABOVE] > sizes[2]
 
 
 @njit(cache=True)
 def _rebalance(candidates, n_movers, table, keys):
-    """Bring the treap back to about tree_sizes[1] players when it is _unbalanced."""
-    sizes, meta = table.tree_sizes, table.meta
+    """Bring the top back to about top_sizes[1] players when it is _unbalanced."""
+    sizes, meta = table.top_sizes, table.meta
     if meta[ABOVE] < sizes[0] and meta[THRESHOLD] > 0:
         _lower_threshold(sizes[1], candidates, n_movers, table, keys)
     elif meta[ABOVE] > sizes[2]:
@@ -411,7 +405,7 @@ def _end_listings(day, expiring, expiry_days, next_expiry, month_start, table, k
 @njit(cache=True)
 def build_live(order, table, keys):
     """Fill cleared live-mode arrays with the players of a month-end table (in table order)."""
-    target = table.tree_sizes[1]
+    target = table.top_sizes[1]
     meta = table.meta
     for k in range(meta.shape[0]):
         meta[k] = 0
@@ -462,7 +456,7 @@ def run_month(live, month_start, as_of, previous_order, contributions, month, ke
     month-end table order, and fills the RowOutputs `out`.
 
     previous_order: the players listed at the previous month end, in table order (in live mode
-    also exactly the `listed` players of the LiveArrays `table`, with the treap as described
+    also exactly the `listed` players of the LiveArrays `table`, with the counted top as described
     above). keys (TableKeys) and tallies (Tallies) are updated per player.
     """
     game_start, game_day, row_player, row_result, row_centres = month
@@ -512,9 +506,9 @@ def run_month(live, month_start, as_of, previous_order, contributions, month, ke
             p = row_player[r]
             if live:
                 c = unlisted_cents
-                if table.in_tree[p] and row_result[r] != ANARCHY:
-                    position = tree.rank(table.meta[ROOT], p, last_scoring, table.nodes,
-                                         points, games, last, id_offsets, id_bytes) + 1
+                if table.in_top[p] and row_result[r] != ANARCHY:
+                    position = top_counts.rank(table.top, table.meta[ABOVE], p, last_scoring,
+                                               points, games, last, id_offsets, id_bytes) + 1
                     if position <= last_scoring:
                         c = contribution_cents[position]
             else:

@@ -13,10 +13,10 @@ Computation: a month runs as a few compiled kernels (pipeline.systems.eagle.kern
 per-player arrays indexed by a dense player number: the ids are numbered through a hash table
 over their UTF-8 bytes, the result names become codes, and one kernel call applies the month's
 games in order. In `published` mode a game looks its players' contributions up in an array
-filled from the previous month's table. In `live` mode the top of the table is held in an
-order-statistic treap (pipeline.systems.eagle.table), so a player's position, removal and
-reinsertion cost O(log n) and no game re-sorts the table; a listed player below the treap's
-points threshold has at least 602 players ahead and needs no exact position. Listings that end
+filled from the previous month's table. In `live` mode the top of the table is counted by
+points value (pipeline.systems.eagle.table), so a player's position, removal and reinsertion
+cost O(log of the points values) and no game re-sorts the table; a listed player below the
+top's points threshold has at least 602 players ahead and needs no exact position. Listings that end
 within the month end, earliest first, before the first game on or after their end. The
 month-end table is last month's order with the month's players taken out, sorted anew and merged
 back in (O(players) per month). A step copies the arrays it changes (O(players) per month,
@@ -138,18 +138,43 @@ class YearTally:
 
 @dataclass(frozen=True)
 class LiveTable:
-    """The listed players in live mode and the treap of the top of the table (see
+    """The listed players in live mode and the counted top of the table (see
     pipeline.systems.eagle.kernel). Player arrays have the state's capacity."""
 
-    nodes: np.ndarray    # int32 (capacity + 1, 4): treap nodes (pipeline.systems.eagle.table)
-    listed: np.ndarray   # bool per player: listed
-    in_tree: np.ndarray  # bool per player: in the treap
-    meta: np.ndarray     # int64 [treap root, threshold, treap size]
+    top: eagle_table.TopCounts  # the top's members by points value (pipeline.systems.eagle.table)
+    listed: np.ndarray          # bool per player: listed
+    in_top: np.ndarray          # bool per player: counted in the top
+    meta: np.ndarray            # int64 [threshold, members of the top]
+    game_most: int              # the most hundredths one game has given a player so far
 
-    def copy(self, capacity: int) -> "LiveTable":
-        """An independent copy for `capacity` players."""
-        return LiveTable(_resized(self.nodes, capacity + 1), _resized(self.listed, capacity),
-                         _resized(self.in_tree, capacity), self.meta.copy())
+    def copy(self, capacity: int, game_most: int = 0) -> "LiveTable":
+        """An independent copy for `capacity` players whose games give at most `game_most`
+        hundredths from now on (points values grow to hold ten such games)."""
+        game_most = max(self.game_most, game_most)
+        values = self.top.head.shape[0]
+        if capacity != self.top.next.shape[0] or values < _values_for(game_most):
+            top = eagle_table.regrown(self.top, capacity, max(values, _values_for(game_most)))
+        else:
+            top = eagle_table.TopCounts(*(a.copy() for a in self.top))
+        return LiveTable(top, _resized(self.listed, capacity), _resized(self.in_top, capacity),
+                         self.meta.copy(), game_most)
+
+
+def _most_game_points(game_start: np.ndarray, centres: np.ndarray) -> int:
+    """The most hundredths a game of the month can give one power: the game's value when every
+    power contributes the most, or a survivor's share with the most centres."""
+    if game_start.shape[0] < 2:
+        return 0
+    widest = int(np.diff(game_start).max())
+    survivor = kernel.SURVIVED_BASE_CENTS + kernel.SURVIVED_CENTRE_CENTS * int(centres.max()) if centres.shape[0] else 0
+    return max(int(CONTRIBUTION_CENTS.max()) * widest, survivor)
+
+
+def _values_for(game_most: int) -> int:
+    """Points values to count when no game gives more than `game_most` hundredths: table points
+    (the last ten games) stay below it; a power of two, so it rarely grows."""
+    needed = GAMES_COUNTED * max(game_most, 0) + 1
+    return 1 << max(needed - 1, 1).bit_length()
 
 
 @dataclass(frozen=True)
@@ -231,30 +256,30 @@ def _empty_state() -> EagleState:
     )
 
 
-# Live mode's treap holds the top of the table: at least the scoring positions, about TREE_TARGET
-# players after it is resized, resized when it falls below TREE_LOW or grows past TREE_HIGH. Every
-# game of a player in the treap costs a lookup, a removal and an insertion there, so the band is
-# kept narrow: on 200,000 generated games a treap of 602..677 players ran the live month about a
-# fifth faster than one of 602..1,204, while the resizes it makes more frequent stayed cheap.
-TREE_LOW = LAST_SCORING_POSITION
-TREE_TARGET = 21 * LAST_SCORING_POSITION // 20
-TREE_HIGH = 9 * LAST_SCORING_POSITION // 8
-TREE_SIZES = np.array([TREE_LOW, TREE_TARGET, TREE_HIGH], dtype=np.int64)
+# Live mode's counted top holds the top of the table: at least the scoring positions, about
+# TOP_TARGET players after it is resized, resized when it falls below TOP_LOW or grows past
+# TOP_HIGH. Every game of a player in the top costs a lookup, a removal and an insertion there,
+# so the band is kept narrow, while the resizes it makes more frequent stay cheap.
+TOP_LOW = LAST_SCORING_POSITION
+TOP_TARGET = 21 * LAST_SCORING_POSITION // 20
+TOP_HIGH = 9 * LAST_SCORING_POSITION // 8
+TOP_SIZES = np.array([TOP_LOW, TOP_TARGET, TOP_HIGH], dtype=np.int64)
 
 
 def _build_live(state: EagleState, capacity: int) -> LiveTable:
     """The live table holding the listed players of `state` (its month-end order)."""
-    live = LiveTable(np.zeros((capacity + 1, eagle_table.NODE_COLUMNS), dtype=np.int32),
-                     np.zeros(capacity, dtype=np.bool_), np.zeros(capacity, dtype=np.bool_),
-                     np.zeros(3, dtype=np.int64))
-    kernel.build_live(state.order, _live_arrays(live, capacity), _table_keys(state))
+    n = state.count
+    game_most = int(state.recent[:n].max()) if n else 0
+    values = max(_values_for(game_most), int(state.points[:n].max()) + 1 if n else 0)
+    live = LiveTable(eagle_table.empty(capacity, values), np.zeros(capacity, dtype=np.bool_),
+                     np.zeros(capacity, dtype=np.bool_), np.zeros(2, dtype=np.int64), game_most)
+    kernel.build_live(state.order, _live_arrays(live), _table_keys(state))
     return live
 
 
-def _live_arrays(live: LiveTable, capacity: int) -> kernel.LiveArrays:
-    """What the kernels read and change of a live table, with scratch space for `capacity` players."""
-    return kernel.LiveArrays(TREE_SIZES, live.nodes, live.listed, live.in_tree, live.meta,
-                             np.empty(capacity + 1, dtype=np.int32))
+def _live_arrays(live: LiveTable) -> kernel.LiveArrays:
+    """What the kernels read and change of a live table."""
+    return kernel.LiveArrays(TOP_SIZES, live.top, live.listed, live.in_top, live.meta)
 
 
 def _table_keys(state: EagleState) -> kernel.TableKeys:
@@ -262,8 +287,8 @@ def _table_keys(state: EagleState) -> kernel.TableKeys:
     return kernel.TableKeys(state.points, state.games, state.last, state.ids.offsets, state.ids.pool)
 
 
-_NO_LIVE_TABLE = LiveTable(np.zeros((1, eagle_table.NODE_COLUMNS), dtype=np.int32), np.zeros(0, dtype=np.bool_),
-                           np.zeros(0, dtype=np.bool_), np.zeros(3, dtype=np.int64))
+_NO_LIVE_TABLE = LiveTable(eagle_table.empty(0, 1), np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.bool_),
+                           np.zeros(2, dtype=np.int64), 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,7 +414,8 @@ class EaglePoints:
         row_result, row_centres = rows["result"], rows["centres"]
         if live:
             published_cents = np.empty(0, dtype=np.int64)
-            table = state.live.copy(capacity) if state.live is not None else _build_live(state, capacity)
+            carried = state.live if state.live is not None else _build_live(state, capacity)
+            table = carried.copy(capacity, _most_game_points(game_start, row_centres))
         else:
             published_cents = np.full(capacity, UNLISTED_CENTS, dtype=np.int64)
             top = state.order[:LAST_SCORING_POSITION]
@@ -404,7 +430,7 @@ class EaglePoints:
             kernel.Contributions(CONTRIBUTION_CENTS, UNLISTED_CENTS, published_cents),
             kernel.MonthGames(game_start, game_day, row_player, row_result, row_centres),
             kernel.TableKeys(points, games, last, state.ids.offsets, state.ids.pool),
-            kernel.Tallies(recent, year_points, year_played), _live_arrays(table, capacity),
+            kernel.Tallies(recent, year_points, year_played), _live_arrays(table),
             kernel.RowOutputs(before, after, contribution, value, earned, rookie, first))
 
         best_victory = with_month_best(best_victory, row_result == kernel.SOLO, value, player_ids, game_ids)

@@ -1,28 +1,32 @@
-"""The Eagle table's order as an order-statistic treap over player numbers, compiled with numba.
+"""The top of the Eagle table as counts by points, compiled with numba.
 
 The Eagle table is ordered by a composite key: points desc, then fewer games, then the later
 last game, then `player_id`. `precedes(a, b, ...)` compares two players by that key, read from
 the per-player arrays (points in hundredths, games, last game as a day number) and, for the last
 tie-break, the ids' UTF-8 bytes (`id_bytes[id_offsets[p]:id_offsets[p + 1]]`, Arrow's string
-layout; bytewise order is code point order, as Python compares str). Re-sorting the table for
-every game would cost O(n log n) per game; the treap answers "how many players in the tree
-precede this one" and takes a player out or puts them back in O(log n) expected time. Live mode
-keeps the top of the table in it (pipeline.systems.eagle.kernel).
+layout; bytewise order is code point order, as Python compares str).
 
-Layout: node v stands for player v - 1, node 0 (NIL) is the empty tree. `nodes` is an int32
-array of shape (capacity + 1, 4): row v holds the left child, the right child, the subtree
-size and the points of node v, so a step down the tree reads one 16-byte row and the player's
-arrays only when the points are equal (table points stay far below 2**31 hundredths). The root
-is returned by the updating functions. A node's heap priority is a fixed hash of its
-number, so the tree's shape depends only on the set of keys it holds (never on the order of
-updates) and no random state needs to be carried. `stack` is scratch space of at least
-capacity + 1 entries, used to fix subtree sizes bottom-up after a split or a merge without
-recursion.
+Live mode (pipeline.systems.eagle.kernel) asks, before every game, for the position of each
+player at the top of the table, and takes a player out and puts them back after it. Points
+decide the position almost always, so the members are counted by points value in a Fenwick
+tree (binary indexed tree): the players with more points than a given value are found, and a
+member is counted in or out, by a loop of at most log2(values) steps whatever the keys are,
+where a search tree descends through data-dependent comparisons. The members with equal points,
+few at the top of a table, are chained per value and compared key by key.
 
-A player's key must not change while the player is in the tree: take them out, update their
+Layout (`TopCounts`, int32 arrays):
+  fenwick  values + 1 entries: entry i sums the members with points in (i − lowbit(i), i]
+           − 1, the usual one-based Fenwick layout over points values 0 .. values − 1;
+  head     values entries: the first member with that many points, or NONE;
+  next     one entry per player number: the next member with the same points, or NONE.
+Points at or above `values` do not fit (insert refuses them): the caller sizes the arrays.
+
+A player's key must not change while the player is a member: take them out, update their
 arrays, put them back.
 """
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -30,250 +34,135 @@ from numba import njit
 from pipeline.systems.kernels import plain_njit
 from pipeline.systems.kernels.ids import id_less
 
-NIL = 0
-LEFT, RIGHT, SIZE, POINTS = 0, 1, 2, 3
-NODE_COLUMNS = 4
-
-# splitmix64: its increment and multipliers, and its shifts.
-_GOLDEN, _MIX_1, _MIX_2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+NONE = -1
+TopCounts = namedtuple("TopCounts", "fenwick head next")
 
 
-@plain_njit
-def priority(node):
-    """Heap priority of a node: the splitmix64 hash of its number (a fixed pseudo-random value)."""
-    z = np.uint64(node) * _GOLDEN
-    z = (z ^ (z >> _S30)) * _MIX_1
-    z = (z ^ (z >> _S27)) * _MIX_2
-    return z ^ (z >> _S31)
+def empty(players: int, values: int) -> TopCounts:
+    """No members, room for `players` player numbers and points 0 .. values − 1."""
+    return TopCounts(np.zeros(values + 1, dtype=np.int32), np.full(values, NONE, dtype=np.int32),
+                     np.full(players, NONE, dtype=np.int32))
 
 
 @plain_njit
 def precedes(a, b, points, games, last, id_offsets, id_bytes):
     """Whether player a comes before player b in the table (a != b)."""
-    return key_precedes(points[a], games[a], last[a], a, points[b], b, games, last, id_offsets, id_bytes)
+    if points[a] != points[b]:
+        return points[a] > points[b]
+    if games[a] != games[b]:
+        return games[a] < games[b]
+    if last[a] != last[b]:
+        return last[a] > last[b]
+    return id_less(id_offsets, id_bytes, a, b)
 
 
 @plain_njit
-def key_precedes(points_x, games_x, last_x, x, points_b, b, games, last, id_offsets, id_bytes):
-    """precedes(x, b) with x's points, games and last game and b's points already loaded (x != b)."""
-    if points_x != points_b:
-        return points_x > points_b
-    if games_x != games[b]:
-        return games_x < games[b]
-    if last_x != last[b]:
-        return last_x > last[b]
-    return id_less(id_offsets, id_bytes, x, b)
+def _add(fenwick, value, delta):
+    i = value + 1
+    while i < fenwick.shape[0]:
+        fenwick[i] += delta
+        i += i & -i
 
 
 @plain_njit
-def node_precedes(points_x, games_x, last_x, x, t, nodes, games, last, id_offsets, id_bytes):
-    """precedes(x, node t's player) with x's points, games and last game already loaded."""
-    return key_precedes(points_x, games_x, last_x, x, nodes[t, POINTS], t - 1, games, last, id_offsets, id_bytes)
+def at_most(top, value):
+    """Members with at most `value` points."""
+    fenwick = top.fenwick
+    i = min(value + 1, fenwick.shape[0] - 1)
+    total = 0
+    while i > 0:
+        total += fenwick[i]
+        i &= i - 1
+    return total
 
 
 @plain_njit
-def _fix_sizes(stack, count, nodes):
-    """Recompute the sizes of the nodes stack[:count], deepest (last visited) first."""
-    for i in range(count - 1, -1, -1):
-        v = stack[i]
-        nodes[v, SIZE] = 1 + nodes[nodes[v, LEFT], SIZE] + nodes[nodes[v, RIGHT], SIZE]
+def insert(top, x, points):
+    """Count player x (not a member) in with their points."""
+    value = points[x]
+    if not 0 <= value < top.head.shape[0]:
+        raise ValueError("eagle table: points outside the counted values")
+    _add(top.fenwick, value, 1)
+    top.next[x] = top.head[value]
+    top.head[value] = x
 
 
 @plain_njit
-def split(t, x, nodes, stack, points, games, last, id_offsets, id_bytes):
-    """Split the tree t into the players before x and the players after x (x not in t).
-
-    Top down, each node is hung below the last node of its side: as the right child on the
-    left, the left child on the right. NIL's own children stand for the two roots meanwhile."""
-    l_tail = NIL  # rightmost node of the left result, whose right child is still open
-    r_tail = NIL  # leftmost node of the right result, whose left child is still open
-    count = 0
-    px, gx, lx = points[x], games[x], last[x]
-    while t != NIL:
-        stack[count] = t
-        count += 1
-        if not node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes):
-            nodes[l_tail, RIGHT] = t
-            l_tail = t
-            t = nodes[t, RIGHT]
-        else:
-            nodes[r_tail, LEFT] = t
-            r_tail = t
-            t = nodes[t, LEFT]
-    nodes[l_tail, RIGHT] = NIL
-    nodes[r_tail, LEFT] = NIL
-    l_root, r_root = nodes[NIL, RIGHT], nodes[NIL, LEFT]
-    nodes[NIL, RIGHT] = NIL
-    nodes[NIL, LEFT] = NIL
-    _fix_sizes(stack, count, nodes)
-    return l_root, r_root
-
-
-@plain_njit
-def merge(a, b, nodes, stack):
-    """Join two trees where every player of a precedes every player of b; returns the root."""
-    if a == NIL:
-        return b
-    if b == NIL:
-        return a
-    root = NIL
-    parent = NIL
-    parent_right = False
-    count = 0
-    while a != NIL and b != NIL:
-        if priority(a) > priority(b):
-            node = a
-            a = nodes[a, RIGHT]
-            hang_right = True
-        else:
-            node = b
-            b = nodes[b, LEFT]
-            hang_right = False
-        if parent == NIL:
-            root = node
-        elif parent_right:
-            nodes[parent, RIGHT] = node
-        else:
-            nodes[parent, LEFT] = node
-        stack[count] = node
-        count += 1
-        parent = node
-        parent_right = hang_right
-    rest = a if a != NIL else b
-    if parent_right:
-        nodes[parent, RIGHT] = rest
+def remove(top, x, points):
+    """Count player x (a member, with the points they were counted in with) out."""
+    value = points[x]
+    _add(top.fenwick, value, -1)
+    q = top.head[value]
+    if q == x:
+        top.head[value] = top.next[x]
     else:
-        nodes[parent, LEFT] = rest
-    _fix_sizes(stack, count, nodes)
-    return root
+        while top.next[q] != x:
+            q = top.next[q]
+        top.next[q] = top.next[x]
+    top.next[x] = NONE
 
 
 @plain_njit
-def _hang(root, parent, went_left, t, nodes):
-    """The root once subtree t hangs where a descent from it stopped (the `went_left` child of
-    `parent`; t becomes the root when parent is NIL)."""
-    if parent == NIL:
-        return t
-    if went_left:
-        nodes[parent, LEFT] = t
-    else:
-        nodes[parent, RIGHT] = t
-    return root
-
-
-@plain_njit
-def insert(root, x, nodes, stack, points, games, last, id_offsets, id_bytes):
-    """Put player x (not in the tree) into the tree; returns the new root."""
-    node = x + 1
-    node_priority = priority(node)
-    parent = NIL
-    went_left = False
-    t = root
-    px, gx, lx = points[x], games[x], last[x]
-    while t != NIL and priority(t) > node_priority:
-        nodes[t, SIZE] += 1
-        parent = t
-        went_left = node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes)
-        t = nodes[t, LEFT] if went_left else nodes[t, RIGHT]
-    low, high = split(t, x, nodes, stack, points, games, last, id_offsets, id_bytes)
-    nodes[node, LEFT] = low
-    nodes[node, RIGHT] = high
-    nodes[node, SIZE] = 1 + nodes[low, SIZE] + nodes[high, SIZE]
-    nodes[node, POINTS] = px
-    return _hang(root, parent, went_left, node, nodes)
-
-
-@plain_njit
-def remove(root, x, nodes, stack, points, games, last, id_offsets, id_bytes):
-    """Take player x (in the tree, with the key it was inserted with) out; returns the new root."""
-    node = x + 1
-    parent = NIL
-    went_left = False
-    t = root
-    px, gx, lx = points[x], games[x], last[x]
-    while t != node:
-        if t == NIL:
-            raise ValueError("eagle table: removing a player who is not in the tree")
-        nodes[t, SIZE] -= 1
-        parent = t
-        went_left = node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes)
-        t = nodes[t, LEFT] if went_left else nodes[t, RIGHT]
-    joined = merge(nodes[node, LEFT], nodes[node, RIGHT], nodes, stack)
-    nodes[node, LEFT] = NIL
-    nodes[node, RIGHT] = NIL
-    nodes[node, SIZE] = 0
-    nodes[node, POINTS] = 0
-    return _hang(root, parent, went_left, joined, nodes)
-
-
-@plain_njit
-def rank(root, x, limit, nodes, points, games, last, id_offsets, id_bytes):
-    """Number of players in the tree that precede player x (x's 0-based position when present),
+def rank(top, size, x, limit, points, games, last, id_offsets, id_bytes):
+    """Number of the `size` members that precede player x (x's 0-based position when a member),
     or `limit` when that number is `limit` or more (a position beyond it is not needed)."""
-    node = x + 1
-    before = 0
-    t = root
-    px, gx, lx = points[x], games[x], last[x]
-    while t != NIL and before < limit:
-        if t == node:
-            before += nodes[nodes[t, LEFT], SIZE]
-            break
-        if node_precedes(px, gx, lx, x, t, nodes, games, last, id_offsets, id_bytes):
-            t = nodes[t, LEFT]
-        else:
-            before += nodes[nodes[t, LEFT], SIZE] + 1
-            t = nodes[t, RIGHT]
+    value = points[x]
+    before = size - at_most(top, value)
+    if before >= limit:
+        return limit
+    q = top.head[value]
+    while q != NONE:
+        if q != x and precedes(q, x, points, games, last, id_offsets, id_bytes):
+            before += 1
+        q = top.next[q]
     return min(before, limit)
 
 
-@njit(cache=True)
-def in_order(root, nodes, stack):
-    """The players in the tree in table order (stack needs the tree's height + 1 entries)."""
-    out = np.empty(nodes[root, SIZE], dtype=np.int32)
-    count = 0
-    depth = 0
-    t = root
-    while t != NIL or depth > 0:
-        while t != NIL:
-            stack[depth] = t
-            depth += 1
-            t = nodes[t, LEFT]
-        depth -= 1
-        t = stack[depth]
-        out[count] = t - 1
-        count += 1
-        t = nodes[t, RIGHT]
-    return out
+@plain_njit
+def lowest_points(top):
+    """The fewest points any member has (there must be one): the first value whose count
+    is not 0, found by descending the Fenwick tree."""
+    fenwick = top.fenwick
+    step = 1
+    while 2 * step < fenwick.shape[0]:
+        step *= 2
+    i = 0  # the largest index whose prefix holds no member
+    while step > 0:
+        if i + step < fenwick.shape[0] and fenwick[i + step] == 0:
+            i += step
+        step //= 2
+    return i  # value i holds the first member (index i + 1)
 
 
 @njit(cache=True)
-def build(players, nodes, stack, points, games, last, id_offsets, id_bytes):
-    """A tree holding `players` (cleared arrays in, root out)."""
-    root = NIL
-    for i in range(players.shape[0]):
-        root = insert(root, players[i], nodes, stack, points, games, last, id_offsets, id_bytes)
-    return root
+def members(top):
+    """Every member, by points (fewest first), members with equal points in chain order."""
+    out = []
+    for value in range(top.head.shape[0]):
+        q = top.head[value]
+        while q != NONE:
+            out.append(q)
+            q = top.next[q]
+    return np.array(out, dtype=np.int32) if out else np.zeros(0, dtype=np.int32)
 
 
-@plain_njit
-def rightmost(root, nodes):
-    """The last player in the tree (NIL - 1 = -1 when empty)."""
-    t = root
-    while t != NIL and nodes[t, RIGHT] != NIL:
-        t = nodes[t, RIGHT]
-    return t - 1
-
-
-@plain_njit
-def count_more_points(root, value, nodes):
-    """Number of players in the tree with more than `value` points."""
-    count = 0
-    t = root
-    while t != NIL:
-        if nodes[t, POINTS] > value:
-            count += nodes[nodes[t, LEFT], SIZE] + 1
-            t = nodes[t, RIGHT]
-        else:
-            t = nodes[t, LEFT]
-    return count
+@njit(cache=True)
+def regrown(top, players, values):
+    """The same members in arrays for `players` player numbers and `values` points values."""
+    fenwick = np.zeros(values + 1, dtype=np.int32)
+    head = np.full(values, NONE, dtype=np.int32)
+    follow = np.full(players, NONE, dtype=np.int32)
+    for value in range(top.head.shape[0]):
+        head[value] = top.head[value]
+        q = top.head[value]
+        count = 0
+        while q != NONE:
+            follow[q] = top.next[q]
+            count += 1
+            q = top.next[q]
+        fenwick[value + 1] = count
+    for i in range(1, values + 1):  # the Fenwick sums from the counts, in one pass
+        parent = i + (i & -i)
+        if parent <= values:
+            fenwick[parent] += fenwick[i]
+    return TopCounts(fenwick, head, follow)
