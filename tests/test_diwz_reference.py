@@ -328,3 +328,22 @@ def test_compiled_finish_key_is_the_rules():
             assert compiled_category == category, result
             year = 1907 if compiled_category == ELIMINATED else 0
             assert kernel.finish_key(compiled_category, centres, year, powers, supply) == key, (result, centres)
+
+
+BOUNDARY_INTEGERS = [v for k in range(19) for v in (10**k - 1, 10**k, 10**k + 1)] + [2**63 - 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-20_000, 20_000),
+                          st.sampled_from(BOUNDARY_INTEGERS + [-v for v in BOUNDARY_INTEGERS] + [-(2**63)])),
+                min_size=1, max_size=20))
+def test_compiled_list_numbers_are_pythons_decimal_form(values):
+    # The list's display strings ("1797-5") are written by the compiled kernel, digit pairs
+    # from a table: each number reads as str() writes it, one after another in one buffer.
+    buffer = np.full(41 * len(values), 255, np.uint8)
+    at = 0
+    for value in values:
+        end = kernel._write_int(buffer, at, value)
+        assert bytes(buffer[at:end]).decode() == str(value)
+        at = end
+    assert (buffer[at:] == 255).all()
