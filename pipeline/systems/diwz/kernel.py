@@ -225,55 +225,50 @@ def parse_month(
     rows = row_rated.size
     game_start = np.empty(rows + 1, np.int64)
     game_day = np.empty(rows, np.int64)
-    game_supply = np.empty(rows, np.int64)
     kept = np.empty(rows, np.int64)
     keep = np.zeros(rows, np.bool_)
+    category = np.empty(rows, np.int64)
+    key = np.empty(rows, np.int64)
+    finish = np.empty(rows, np.int64)
     games = 0
     kept_rows = 0
+    chunks_needed = 0
     r = 0
     while r < rows:
         end = run_end(game_offsets, game_data, r, rows)
         if row_rated[r]:
             game_start[games] = kept_rows
             game_day[games] = row_day[r]
-            game_supply[games] = row_supply[r]
             games += 1
+            lo = kept_rows
             for k in range(r, end):
                 kept[kept_rows] = k
                 keep[k] = True
+                cat = result_category(result_data, result_offsets[k], result_offsets[k + 1])
+                bit = year_offset + k
+                given = year_validity.size == 0 or ((year_validity[bit >> 3] >> (bit & 7)) & 1) == 1
+                year = row_year[k] * np.int64(given)  # read for every row: a branch would mispredict
+                category[kept_rows] = cat
+                key[kept_rows] = finish_key(cat, row_centres[k], year, end - r, row_supply[r])
                 kept_rows += 1
+            finish_values(category, key, lo, kept_rows, finish)
+            # Pool chunks the game's results could need at most (a row adds powers − 1 results).
+            powers = end - r
+            chunks_needed += powers * ((powers - 1 + CHUNK - 1) // CHUNK)
         r = end
     game_start[games] = kept_rows
-    # Pool chunks the month's results could need at most (a row adds powers − 1 results).
-    chunks_needed = 0
-    for g in range(games):
-        powers = game_start[g + 1] - game_start[g]
-        chunks_needed += powers * ((powers - 1 + CHUNK - 1) // CHUNK)
 
-    category = np.empty(kept_rows, np.int64)
-    key = np.empty(kept_rows, np.int64)
-    finish = np.empty(kept_rows, np.int64)
     players = np.empty(kept_rows, np.int64)
     first_new = count
     # The index has room for every row's id: only the table may be replaced.
     count, _, _, slots = number_rows(player_offsets, player_data, kept[:kept_rows], index_offsets, index_data,
                                      slots, count, players)
-    for g in range(games):
-        lo, hi = game_start[g], game_start[g + 1]
-        for i in range(lo, hi):
-            k = kept[i]
-            category[i] = result_category(result_data, result_offsets[k], result_offsets[k + 1])
-            bit = year_offset + k
-            given = year_validity.size == 0 or ((year_validity[bit >> 3] >> (bit & 7)) & 1) == 1
-            year = row_year[k] * np.int64(given)  # read for every row: a branch would mispredict
-            key[i] = finish_key(category[i], row_centres[k], year, hi - lo, game_supply[g])
-        finish_values(category, key, lo, hi, finish)
     if count > first_new:
         grown = np.empty(count, order.dtype)
         grown[:first_new] = order
         extend_id_order(grown, first_new, count, index_offsets, index_data)
         order = grown
-    return (game_start[:games + 1], game_day[:games], keep, finish, players, chunks_needed,
+    return (game_start[:games + 1], game_day[:games], keep, finish[:kept_rows], players, chunks_needed,
             slots, count, order)
 
 
