@@ -205,9 +205,7 @@ def own_numbers(state: DipPouchState) -> PlayerNumbers:
     """A numbering the state may add ids to: the one it shares with the state it was stepped from
     while that holds no more ids than its own, else a copy of its first `count` ids (a state
     stepped a second time), so that what another state sees never changes."""
-    numbers = state.numbers
-    if numbers.count != state.count:
-        numbers = state.numbers = PlayerNumbers(id_array(state), expected=state.count)
+    numbers = state.numbers = state.numbers.first(state.count)
     return numbers
 
 

@@ -7,7 +7,7 @@ last game), `recent` (n x 10 ring of game points: game number g since the restar
 g % 10, so the slot of the next game holds the game that drops out) and `year_points` /
 `year_played` (the awards' tally of the calendar year). The ids themselves are
 `id_bytes[id_offsets[p]:id_offsets[p + 1]]` (UTF-8, Arrow's string layout), numbered by
-`number_ids` and compared bytewise for the last tie-break of the table.
+pipeline.systems.kernels.numbering and compared bytewise for the last tie-break of the table.
 
 `run_month` applies one month's games in order and returns the month-end table order; the
 caller turns the row outputs into Arrow tables. Game points use integer half-up rounding:
@@ -24,7 +24,7 @@ from numba import njit
 from pipeline.systems.eagle import table as top_counts
 from pipeline.systems.kernels import plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import MIX_1, number_rows, prefix, same_bytes, same_string
+from pipeline.systems.kernels.ids import MIX_1, prefix, same_bytes, same_string
 from pipeline.systems.kernels.sort import radix_order, sorted_by_id, stable_order
 
 GAMES_COUNTED = 10
@@ -60,21 +60,6 @@ def last_day_before(day, years):
 # ---------------------------------------------------------------------------------------------
 # Rows from Arrow string columns (offsets + UTF-8 bytes)
 # ---------------------------------------------------------------------------------------------
-
-@njit(cache=True)
-def number_ids(offsets, data, count, pool, pool_offsets, slots):
-    """The id number of each string offsets/data row; unseen ids get the next numbers.
-
-    The known ids are pool[pool_offsets[v]:pool_offsets[v + 1]] for v < count (UTF-8, Arrow
-    string layout), found through the hash table `slots` (pipeline.systems.kernels.ids). New ids
-    are appended; the arrays are replaced by larger ones when full. Returns (numbers, count,
-    pool, pool_offsets, slots).
-    """
-    n = offsets.shape[0] - 1
-    out = np.empty(n, dtype=np.int32)
-    count, pool_offsets, pool, slots = number_rows(offsets, data, None, pool_offsets, pool, slots, count, out)
-    return out, count, pool, pool_offsets, slots
-
 
 @njit(cache=True)
 def counted_games(counted, game_offsets, game_data, codes, centres, days):

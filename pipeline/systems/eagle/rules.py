@@ -52,7 +52,8 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
-from pipeline.systems.kernels.ids import kept_rows, string_buffers as shared_string_buffers, strings_of, table_size
+from pipeline.systems.kernels.ids import kept_rows, string_buffers as shared_string_buffers, strings_of
+from pipeline.systems.kernels.numbering import PlayerNumbers
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -179,17 +180,24 @@ def _values_for(game_most: int) -> int:
 
 @dataclass(frozen=True)
 class PlayerIds:
-    """player_id <-> player number (numbers in order of first appearance).
-
-    The ids' UTF-8 bytes in Arrow's string layout (`pool`, `offsets`), found through an
-    open-addressing hash table (`slots`, pipeline.systems.kernels.ids) by the compiled
-    eagle_kernel.number_ids; the kernels compare the bytes for the table's last tie-break.
+    """player_id <-> player number (numbers in order of first appearance): the first `count`
+    ids of a numbering (pipeline.systems.kernels.numbering) that successive states share, so a
+    month adds its new players without copying the others. The ids' UTF-8 bytes are in Arrow's
+    string layout (`pool`, `offsets`); the kernels compare them for the table's last tie-break.
     """
 
+    numbers: PlayerNumbers
     count: int
-    pool: np.ndarray      # uint8: the ids' bytes, one after another
-    offsets: np.ndarray   # int32: id v is pool[offsets[v]:offsets[v + 1]] (count + 1 used)
-    slots: np.ndarray     # int64 (size, 2): the hash table of eagle_kernel.number_ids
+
+    @property
+    def pool(self) -> np.ndarray:
+        """uint8: the ids' bytes, one after another."""
+        return self.numbers.pool
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """int32: id v is pool[offsets[v]:offsets[v + 1]] (count + 1 used)."""
+        return self.numbers.offsets
 
     def id_of(self, number: int) -> str:
         """The player_id of one player number."""
@@ -245,8 +253,7 @@ def _resized(array: np.ndarray, capacity: int) -> np.ndarray:
 
 def _empty_state() -> EagleState:
     zeros = lambda dtype, *shape: np.zeros((MIN_CAPACITY,) + shape, dtype=dtype)  # noqa: E731
-    ids = PlayerIds(0, np.zeros(8 * MIN_CAPACITY, dtype=np.uint8), np.zeros(MIN_CAPACITY + 1, dtype=np.int32),
-                    np.full((2 * MIN_CAPACITY, 2), -1, dtype=np.int64))
+    ids = PlayerIds(PlayerNumbers(expected=MIN_CAPACITY), 0)
     return EagleState(
         month=None, ids=ids,
         points=zeros(np.int64), games=zeros(np.int64), last=zeros(np.int32),
@@ -558,18 +565,14 @@ class EaglePoints:
 
         points, games = column(data["points"], np.int64), column(data["games"], np.int64)
         last, recent = column(data["last_game"], np.int32), column(data["recent"], np.int32)
-        slots = table_size(n + 1, 2 * MIN_CAPACITY)
-        offsets, id_bytes = string_buffers(ids)
-        _, count, pool, id_offsets, slots = kernel.number_ids(
-            offsets, id_bytes, 0, np.zeros(max(id_bytes.shape[0], 1), dtype=np.uint8),
-            np.zeros(capacity + 1, dtype=np.int32), np.full((slots, 2), -1, dtype=np.int64))
-        if count != n:
+        numbers = PlayerNumbers(ids.cast(pa.string()), expected=capacity)
+        if numbers.count != n:
             raise ValueError("eagle: the checkpoint lists a player twice")
         order = np.empty(0, dtype=np.int32)
         if month is not None:
             expired_through = kernel.last_day_before(day_number(month.last_day) + 1, LISTING_YEARS)
             listed = np.flatnonzero(last[:n] > expired_through).astype(np.int32)
-            order = kernel.sort_players(listed, points, games, last, id_offsets, pool)
+            order = kernel.sort_players(listed, points, games, last, numbers.offsets, numbers.pool)
         tally_data = data["tally"]
         tally = YearTally(
             year=tally_data["year"],
@@ -579,7 +582,7 @@ class EaglePoints:
             best_rookie=_entries(tally_data["best_rookie"]),
         )
         state = EagleState(
-            month=month, ids=PlayerIds(n, pool, id_offsets, slots),
+            month=month, ids=PlayerIds(numbers, n),
             points=points, games=games, last=last, recent=recent, order=order, tally=tally, live=None,
         )
         if self.positions == "live":
@@ -605,11 +608,12 @@ def string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, EagleState]:
     """Each row's player number, and the state with the month's new players numbered (the
     player arrays grow, doubling their capacity, when full). The old state is unchanged."""
-    ids = state.ids
-    offsets, data = string_buffers(player_ids)
-    numbers, count, pool, id_offsets, slots = kernel.number_ids(
-        offsets, data, ids.count, ids.pool.copy(), ids.offsets.copy(), ids.slots.copy())
-    if count == ids.count:
+    if player_ids.null_count:
+        raise ValueError("eagle: a required id or result is missing")
+    numbering = state.ids.numbers.first(state.count)
+    numbers = numbering.numbers(player_ids)
+    count = numbering.count
+    if count == state.count:
         return numbers, state
     grown = {}
     capacity = state.points.shape[0]
@@ -622,7 +626,7 @@ def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, 
                                  played=_resized(state.tally.played, capacity))
         if state.live is not None:
             grown["live"] = state.live.copy(capacity)
-    return numbers, replace(state, ids=PlayerIds(count, pool, id_offsets, slots), **grown)
+    return numbers, replace(state, ids=PlayerIds(numbering, count), **grown)
 
 
 def _single(column: pa.ChunkedArray) -> pa.Array:

@@ -43,3 +43,12 @@ class PlayerNumbers:
     def ids(self) -> pa.Array:
         """Every id, in number order (sharing the table's memory)."""
         return strings_of(self.offsets, self.pool, self.count)
+
+    def first(self, count: int) -> "PlayerNumbers":
+        """A numbering that may number new ids after the first `count`: this one when it holds
+        no more, else a new one of its first `count` ids. States share one numbering, each
+        knowing how many of its ids are its own; a state stepped a second time gets its own
+        copy, so that what another state sees never changes."""
+        if count == self.count:
+            return self
+        return PlayerNumbers(strings_of(self.offsets, self.pool, count), expected=count)
