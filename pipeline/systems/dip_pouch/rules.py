@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from pipeline.systems.dip_pouch import kernel
 from pipeline.systems.kernels.ids import run_starts as string_run_starts, string_buffers, strings_of
-from pipeline.systems.kernels.numbering import PlayerNumbers
+from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -195,10 +195,7 @@ def run_starts(column: pa.ChunkedArray) -> np.ndarray:
 
 def numbered(ids: list[str]) -> PlayerNumbers:
     """A numbering of distinct ids, in their order."""
-    numbers = PlayerNumbers(pa.array(ids, pa.string()), expected=len(ids))
-    if numbers.count != len(ids):
-        raise ValueError("dip_pouch: the state lists a player twice")
-    return numbers
+    return distinct_numbers(pa.array(ids, pa.string()), "dip_pouch: the state lists a player twice")
 
 
 def own_numbers(state: DipPouchState) -> PlayerNumbers:

@@ -53,7 +53,7 @@ from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
 from pipeline.systems.kernels.ids import kept_rows, string_buffers as shared_string_buffers, strings_of
-from pipeline.systems.kernels.numbering import PlayerNumbers
+from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
 )
@@ -140,7 +140,8 @@ class YearTally:
 @dataclass(frozen=True)
 class LiveTable:
     """The listed players in live mode and the counted top of the table (see
-    pipeline.systems.eagle.kernel). Player arrays have the state's capacity."""
+    pipeline.systems.eagle.kernel). Player arrays have the capacity of the state stepped from it
+    (the step's copy grows them with the state's player arrays)."""
 
     top: eagle_table.TopCounts  # the top's members by points value (pipeline.systems.eagle.table)
     listed: np.ndarray          # bool per player: listed
@@ -274,10 +275,11 @@ TOP_HIGH = 9 * LAST_SCORING_POSITION // 8
 TOP_SIZES = np.array([TOP_LOW, TOP_TARGET, TOP_HIGH], dtype=np.int64)
 
 
-def _build_live(state: EagleState, capacity: int) -> LiveTable:
-    """The live table holding the listed players of `state` (its month-end order)."""
+def _build_live(state: EagleState, capacity: int, game_most: int = 0) -> LiveTable:
+    """The live table holding the listed players of `state` (its month-end order), for games that
+    give at most `game_most` hundredths from now on (see LiveTable.copy)."""
     n = state.count
-    game_most = int(state.recent[:n].max()) if n else 0
+    game_most = max(game_most, int(state.recent[:n].max()) if n else 0)
     values = max(_values_for(game_most), int(state.points[:n].max()) + 1 if n else 0)
     live = LiveTable(eagle_table.empty(capacity, values), np.zeros(capacity, dtype=np.bool_),
                      np.zeros(capacity, dtype=np.bool_), np.zeros(2, dtype=np.int64), game_most)
@@ -422,8 +424,9 @@ class EaglePoints:
         row_result, row_centres = rows["result"], rows["centres"]
         if live:
             published_cents = np.empty(0, dtype=np.int64)
-            carried = state.live if state.live is not None else _build_live(state, capacity)
-            table = carried.copy(capacity, _most_game_points(game_start, row_centres))
+            game_most = _most_game_points(game_start, row_centres)
+            table = (state.live.copy(capacity, game_most) if state.live is not None
+                     else _build_live(state, capacity, game_most))
         else:
             published_cents = np.full(capacity, UNLISTED_CENTS, dtype=np.int64)
             top = state.order[:LAST_SCORING_POSITION]
@@ -565,9 +568,7 @@ class EaglePoints:
 
         points, games = column(data["points"], np.int64), column(data["games"], np.int64)
         last, recent = column(data["last_game"], np.int32), column(data["recent"], np.int32)
-        numbers = PlayerNumbers(ids.cast(pa.string()), expected=capacity)
-        if numbers.count != n:
-            raise ValueError("eagle: the checkpoint lists a player twice")
+        numbers = distinct_numbers(ids, "eagle: the checkpoint lists a player twice", expected=capacity)
         order = np.empty(0, dtype=np.int32)
         if month is not None:
             expired_through = kernel.last_day_before(day_number(month.last_day) + 1, LISTING_YEARS)
@@ -624,8 +625,7 @@ def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, 
                  for name in ("points", "games", "last", "recent")}
         grown["tally"] = replace(state.tally, points=_resized(state.tally.points, capacity),
                                  played=_resized(state.tally.played, capacity))
-        if state.live is not None:
-            grown["live"] = state.live.copy(capacity)
+        # The live table keeps its capacity here: the step copies it to the new one.
     return numbers, replace(state, ids=PlayerIds(numbering, count), **grown)
 
 

@@ -52,3 +52,12 @@ class PlayerNumbers:
         if count == self.count:
             return self
         return PlayerNumbers(strings_of(self.offsets, self.pool, count), expected=count)
+
+
+def distinct_numbers(ids: pa.Array, refusal: str, expected: int = 0) -> PlayerNumbers:
+    """A numbering of ids that must all differ (a state's or a checkpoint's players), in their
+    order; ValueError(refusal) when one comes twice."""
+    numbers = PlayerNumbers(ids if ids.type == pa.string() else ids.cast(pa.string()), expected=max(expected, len(ids)))
+    if numbers.count != len(ids):
+        raise ValueError(refusal)
+    return numbers
