@@ -575,6 +575,44 @@ def table_columns(order, points, games, last, recent):
     return points_out, games_out, last_out, defend, no_defend
 
 
+@plain_njit
+def _tied_best(value, item, best, count, out):
+    """A running maximum with its ties: `value` (of `item`) against `best`, held by out[:count];
+    returns the new (best, count)."""
+    if count == 0 or value > best:
+        best, count = value, 0
+    if value == best:
+        out[count] = item
+        count += 1
+    return best, count
+
+
+@njit(cache=True)
+def leading_rows(mask, values):
+    """The largest of the `values` of the rows `mask` marks, and the rows holding it, in order
+    (0 and no rows when none is marked)."""
+    rows = np.empty(mask.shape[0], dtype=np.int64)
+    best, count = np.int64(0), 0
+    for r in range(mask.shape[0]):
+        if mask[r]:
+            best, count = _tied_best(values[r], r, best, count, rows)
+    return best, rows[:count].copy()
+
+
+@njit(cache=True)
+def change_leaders(first, row_player, before, points):
+    """The largest change of table points in the month, and the players with it (in row order):
+    month-end `points` minus the points carried in, read at each player's first row of the
+    month (`first`; `before` -1, nothing carried, counts as 0)."""
+    players = np.empty(first.shape[0], dtype=np.int64)
+    best, count = np.int64(0), 0
+    for r in range(first.shape[0]):
+        if first[r]:
+            p = row_player[r]
+            best, count = _tied_best(points[p] - max(before[r], 0), p, best, count, players)
+    return best, players[:count].copy()
+
+
 @njit(cache=True)
 def hundredths(cents):
     """Rows of exact hundredths (n x k int64) as floats, cents / 100 (correctly rounded)."""

@@ -356,15 +356,12 @@ def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
 def with_month_best(best: Best, mask: np.ndarray, values: np.ndarray, player_ids: pa.Array,
                     game_ids: pa.Array) -> Best:
     """`best` updated with the month's rows in `mask` (values in hundredths, rows in game order)."""
-    rows = np.flatnonzero(mask)
-    if rows.shape[0] == 0:
-        return best
-    value = int(values[rows].max())
-    if best[1] and value < best[0]:
+    value, rows = kernel.leading_rows(mask, values)
+    if rows.shape[0] == 0 or (best[1] and value < best[0]):
         return best
     # The rows sharing the best value are few: read one by one (an Arrow take per month cost more).
-    rows = rows[values[rows] == value].tolist()
-    return best_entries(best, value, tuple((player_ids[r].as_py(), game_ids[r].as_py()) for r in rows))
+    return best_entries(best, int(value),
+                        tuple((player_ids[r].as_py(), game_ids[r].as_py()) for r in rows.tolist()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,19 +451,17 @@ class EaglePoints:
         )
 
         # Player(s) of the month: month-end points minus the points carried into the month.
-        first_rows = np.flatnonzero(first)
-        players = row_player[first_rows]
-        changes = points[players] - np.maximum(before[first_rows], 0)
-        winners, change = top_players(players, changes, new_state)
-        awards = [award_row(PLAYER_OF_THE_MONTH, month, pid, change) for pid in winners]
+        change, players = kernel.change_leaders(first, row_player, before, points)
+        awards = [award_row(PLAYER_OF_THE_MONTH, month, pid, int(change))
+                  for pid in sorted(new_state.ids.id_of(p) for p in players.tolist())]
         if month.month == 12:
             awards += yearly_award_rows(month, new_state)
 
         amounts = kernel.hundredths(cents)
-        history = pa.table([
+        carried = pa.py_buffer(np.packbits(before >= 0, bitorder="little"))  # rating_before is null when none is
+        history = pa.Table.from_arrays([
             game_ids, finished_on, player_ids,
-            pa.array(amounts[0], mask=before < 0),
-            *(pa.array(column) for column in amounts[1:]),
+            _float_array(amounts[0], carried), *(_float_array(column) for column in amounts[1:]),
         ], schema=HISTORY_SCHEMA)
         return MonthOutput(
             state=new_state,
@@ -629,6 +624,12 @@ def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, 
     return numbers, replace(state, ids=PlayerIds(numbering, count), **grown)
 
 
+def _float_array(values: np.ndarray, validity: pa.Buffer | None = None) -> pa.Array:
+    """A float64 Arrow array over a contiguous numpy array's memory (pa.array converts a mask
+    to a bitmap row by row; numpy packs one far faster)."""
+    return pa.Array.from_buffers(pa.float64(), values.shape[0], [validity, pa.py_buffer(values)])
+
+
 def _single(column: pa.ChunkedArray) -> pa.Array:
     """The column as one array (no copy when it has one chunk)."""
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
@@ -664,7 +665,7 @@ def _month_table(state: EagleState) -> pa.Table:
         points,
         points,
         pa.array(games),
-        pa.array(last, pa.date32()),
+        pa.Array.from_buffers(pa.date32(), n, [None, pa.py_buffer(last)]),  # int32 day numbers as they are
         pa.array(defend, mask=no_defend),
         pa.array(new_eagles),
     ], schema=RANKINGS_SCHEMA)
