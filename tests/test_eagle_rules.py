@@ -8,6 +8,7 @@ from decimal import Decimal
 import ibis
 import pandera.errors
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from pipeline.core import state_codec
@@ -381,6 +382,27 @@ def test_months_must_follow_each_other_and_games_must_fall_in_the_month():
         system.step(state, MonthInput(Month(2024, 3), GAME_COLUMNS.empty_table()))
     with pytest.raises(ValueError, match="outside"):
         system.step(state, MonthInput(Month(2024, 2), rows_to_table(cases.unlisted_seven_game())))
+
+
+def test_a_counted_game_needs_its_finishing_day_and_another_variant_does_not():
+    """A row of another variant without a day is left out like any of its rows; the history's
+    days are the counted games' own. A counted row without one is refused."""
+
+    def without_days(table: pa.Table, players: set[str]) -> pa.Table:
+        column = table.schema.get_field_index("finished_on")
+        undated = pa.array([p in players for p in table.column("player_id").to_pylist()])
+        return table.set_column(column, "finished_on",
+                                pc.if_else(undated, pa.scalar(None, pa.date32()), table.column(column)))
+
+    system = EaglePoints()
+    state = system.step(system.initial_state(), MonthInput(Month(2023, 12), GAME_COLUMNS.empty_table())).state
+    other = without_days(rows_to_table(cases.game("undated", "2024-01-05", [("x1", "solo", 18)], variant="youngstown")),
+                         {"x1"})
+    counted = rows_to_table(cases.unlisted_seven_game())
+    out = system.step(state, MonthInput(Month(2024, 1), pa.concat_tables([other, counted])))
+    assert out.history.column("source_date").to_pylist() == [dt.date(2024, 1, 10)] * counted.num_rows
+    with pytest.raises(ValueError, match="without its finishing day"):
+        system.step(state, MonthInput(Month(2024, 1), pa.concat_tables([other, without_days(counted, {"u3"})])))
 
 
 def with_writer_columns(table: pa.Table, as_of: dt.date) -> pa.Table:

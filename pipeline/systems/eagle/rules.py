@@ -483,22 +483,26 @@ class EaglePoints:
         else:  # a missing variant is not a counted one
             counted = pc.fill_null(pc.is_in(variant, value_set=pa.array(self.variants, pa.string())), False)
             counted = counted.to_numpy(zero_copy_only=False)
-        columns = ["game_id", "finished_on", "responsible_player_id"]
-        rows = {name: _single(results.column(name)) for name in columns}
+        rows = {name: _single(results.column(name)) for name in ("game_id", "responsible_player_id")}
+        finished_on = _single(results.column("finished_on"))
         result = _single(results.column("result"))
         codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
         centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
         counted_rows, game_start, codes, centres, days = kernel.counted_games(
-            counted, *string_buffers(_single(results.column("game_id"))), codes, centres,
-            _day_numbers(_single(results.column("finished_on"))))
-        if counted_rows.shape[0] < results.num_rows:
+            counted, *string_buffers(rows["game_id"]), codes, centres, _day_numbers(finished_on))
+        every_row = counted_rows.shape[0] == results.num_rows
+        if not every_row:
             # The counted rows are those `counted` marks: a filter of each array is cheaper than a take.
             rows = dict(zip(rows, kept_rows(counted, *rows.values())))
         if (codes < 0).any():
             i = int(np.argmax(codes < 0))
             raise ValueError(f"unknown result {result[int(counted_rows[i])].as_py()!r}")
-        if rows["finished_on"].null_count:
-            raise ValueError("eagle: a counted game without its finishing day")
+        if finished_on.null_count == 0:  # the counted rows' days, as counted_games kept them
+            rows["finished_on"] = pa.Array.from_buffers(pa.date32(), days.shape[0], [None, pa.py_buffer(days)])
+        else:
+            rows["finished_on"] = finished_on if every_row else kept_rows(counted, finished_on)[0]
+            if rows["finished_on"].null_count:
+                raise ValueError("eagle: a counted game without its finishing day")
         rows["result"], rows["centres"] = codes, centres
         if days.shape[0]:
             outside = (days < day_number(month.first_day)) | (days > day_number(month.last_day))

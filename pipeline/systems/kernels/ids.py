@@ -41,13 +41,16 @@ def kept_rows(keep: np.ndarray, *arrays: pa.Array) -> list[pa.Array]:
     them. A month's kept rows come in long runs (whole games): string arrays without nulls are
     copied a run at a time by kept_string_buffers, in half the time of Arrow's filter; the
     others go through Arrow's filter with one packed mask."""
-    mask = pa.Array.from_buffers(pa.bool_(), len(keep), [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
+    mask = None  # packed when an array needs it
     kept = []
     for array in arrays:
         if array.type == pa.string() and not array.null_count:
             offsets, data = kept_string_buffers(*string_buffers(array), keep)
             kept.append(pa.StringArray.from_buffers(offsets.shape[0] - 1, pa.py_buffer(offsets), pa.py_buffer(data)))
         else:
+            if mask is None:
+                mask = pa.Array.from_buffers(pa.bool_(), len(keep),
+                                             [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
             kept.append(array.filter(mask))
     return kept
 
