@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pipeline.core import state_codec
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.core.months import Month, add_years, month_range
+from pipeline.systems.diwz.reference import _erstzahl as reference_erstzahl
 from pipeline.systems.diwz.reference import _w as reference_w
 from pipeline.systems.diwz.reference import reference_diwz
 from pipeline.core.rounding import half_up_int
@@ -299,6 +300,79 @@ def test_compiled_expectation_is_pythons_to_the_bit():
     rng = np.random.default_rng(9)
     for rating, opponent in zip(rng.uniform(500, 2700, 5_000).tolist(), rng.integers(500, 2700, 5_000).tolist()):
         assert kernel.expectation(rating, opponent, kernel.TEN) == reference_w(rating, opponent)
+
+
+def product_and_power_iterates(score: float, opponents: list[int]) -> list[tuple[float, float, float]]:
+    """The Erstzahl's iterates both ways, in Python floats (the kernels' IEEE operations), with
+    the margin the kernel keeps: (power iterate, product iterate, margin) per step, until the
+    power iteration stops."""
+    n = len(opponents)
+    powers = [10.0 ** (0.0025 * o) for o in opponents]
+    exact = fast = 1600.0
+    margin, steps = 0.0, []
+    for _ in range(kernel.MAX_FIRST_RATING_STEPS):
+        exact_next = exact + (score - sum_in_order(reference_w(exact, o) for o in opponents)) * 800 / (20 + n)
+        base = 10.0 ** (-0.0025 * fast)
+        fast = fast + (score - sum_in_order(1.0 / (1.0 + base * p) for p in powers)) * 800 / (20 + n)
+        margin += 800 / (20 + n) * (n + 2.0) ** 2 * 1e-14 + abs(fast) * 1e-15
+        steps.append((exact_next, fast, margin))
+        if np.floor(exact_next) == np.floor(exact):
+            return steps
+        exact = exact_next
+    return steps
+
+
+def sum_in_order(values) -> float:
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
+newcomer_results = st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0]),
+                                      st.integers(-9_000, 9_000) | st.integers(1_000, 2_400)),
+                            min_size=5, max_size=40).filter(lambda rs: 0 < sum(p for p, _ in rs) < len(rs))
+
+
+@given(newcomer_results)
+@settings(max_examples=300, deadline=None)
+def test_compiled_first_rating_is_the_references(results):
+    """The Erstzahl, however the kernel takes its steps, is the reference's; the fast steps vouch
+    for it within ordinary ratings and leave ratings beyond ±8000 to the reference's steps."""
+    score = sum(points for points, _ in results)  # halves: exact
+    opponents = np.array([o for _, o in results], np.int64)
+    expected = reference_erstzahl(results)
+    assert kernel.first_rating(score, opponents, kernel.TEN) == expected
+    assert kernel._first_rating_by_powers(score, opponents, kernel.TEN) == expected
+    rating, vouched = kernel._first_rating_by_products(score, opponents, kernel.TEN)
+    if np.abs(opponents).max() > 8_000:
+        assert not vouched
+    elif vouched:
+        assert rating == expected
+
+
+def test_an_iterate_on_an_integer_is_left_to_the_reference_steps():
+    """Five opponents at 1600 and 3 points: the first step lands on 1616.0 exactly, where a
+    product a unit in the last place off could floor to 1615; the fast steps do not vouch."""
+    results = [(1.0, 1600)] * 3 + [(0.0, 1600)] * 2
+    opponents = np.full(5, 1600, np.int64)
+    assert kernel._first_rating_by_products(3.0, opponents, kernel.TEN)[1] is False
+    assert kernel.first_rating(3.0, opponents, kernel.TEN) == reference_erstzahl(results) == 1667
+
+
+def test_first_rating_margin_covers_the_two_evaluations_gap():
+    """On ordinary newcomers the product steps vouch for the rating, and at every step the two
+    evaluations' iterates differ by less than a tenth of the margin the kernel keeps."""
+    rng = np.random.default_rng(3)
+    vouched_count = 0
+    for _ in range(2_000):
+        n = int(rng.choice([5, 6, 7, 12, 30]))
+        opponents = rng.normal(1600, 250, n).round().astype(np.int64)
+        score = int(rng.integers(1, 2 * n)) / 2
+        for exact, fast, margin in product_and_power_iterates(score, opponents.tolist()):
+            assert abs(exact - fast) < margin / 10, (score, opponents.tolist())
+        vouched_count += kernel._first_rating_by_products(score, opponents, kernel.TEN)[1]
+    assert vouched_count == 2_000
 
 
 def test_compiled_add_years_is_the_calendars():

@@ -337,7 +337,20 @@ def _collected_opponents(rec, chunks):
 @njit(cache=True)
 def first_rating(score, opponents, ten):
     """The Erstzahl (rule 2.6): R ← R + (P − We(R))·800/(20 + n) from 1600, unrounded, until the
-    integer part (floor) of two successive values is the same; that integer."""
+    integer part (floor) of two successive values is the same; that integer.
+
+    Only that integer is kept, so the steps need not give the reference's floats to the bit,
+    only the same floors: they are first taken with one power per step
+    (_first_rating_by_products), and taken as the reference takes them
+    (_first_rating_by_powers) only when those cannot vouch for every floor."""
+    rating, vouched = _first_rating_by_products(score, opponents, ten)
+    return rating if vouched else _first_rating_by_powers(score, opponents, ten)
+
+
+@njit(cache=True)
+def _first_rating_by_powers(score, opponents, ten):
+    """first_rating with W evaluated as the reference evaluates it, one power per opponent per
+    step (pipeline.systems.diwz.reference._erstzahl)."""
     count = opponents.size
     rating = float(START_RATING)
     for _ in range(MAX_FIRST_RATING_STEPS):
@@ -349,6 +362,50 @@ def first_rating(score, opponents, ten):
             return np.int64(np.floor(following))
         rating = following
     return np.int64(np.floor(rating))
+
+
+# Ratings whose powers of ten the bound in _first_rating_by_products covers (exponents within ±20).
+_PRODUCT_RATINGS = 8000
+
+
+@njit(cache=True)
+def _first_rating_by_products(score, opponents, ten):
+    """first_rating with W = 1/(1 + 10^(−0.0025·R)·10^(0.0025·R_opp)): the opponents' powers
+    once, then one power per step. Returns (the rating, True), or (0, False) when it cannot
+    vouch that every floor is the reference's (_first_rating_by_powers).
+
+    Both evaluate the same map F(R) = R + (P − We(R))·800/(20 + n), whose slope lies within
+    (−0.16, 1], so a difference between their iterates is carried into the next step at most as
+    large, and grows by the two evaluations' own errors: each W here and there is within
+    1e−14 of the true W (relative errors of a few units in the last place of powers whose
+    exponents stay within ±20, on W·(1 − W) ≤ ¼), their sums within (n + 2)²·1e−14 (with the
+    rounding of n additions each), times 800/(20 + n), and the rounding of R itself (|R|·1e−15).
+    `margin` adds these up, generously; while every iterate lies farther than it from an
+    integer, every floor, so the step the iteration stops at and the rating, are the reference's.
+    """
+    count = opponents.size
+    powers = np.empty(count, np.float64)
+    for k in range(count):
+        if abs(opponents[k]) > _PRODUCT_RATINGS:
+            return np.int64(0), False
+        powers[k] = ten ** (SLOPE * opponents[k])
+    step = SCALE / (DEVELOPMENT + count)
+    sum_error = (count + 2.0) ** 2 * 1e-14
+    margin = 0.0
+    rating = float(START_RATING)
+    for _ in range(MAX_FIRST_RATING_STEPS):
+        base = ten ** (-SLOPE * rating)
+        expected = 0.0
+        for k in range(count):
+            expected += 1.0 / (1.0 + base * powers[k])
+        following = rating + (score - expected) * SCALE / (DEVELOPMENT + count)
+        margin += step * sum_error + abs(following) * 1e-15
+        if abs(following) > _PRODUCT_RATINGS or np.floor(following - margin) != np.floor(following + margin):
+            return np.int64(0), False
+        if np.floor(following) == np.floor(rating):
+            return np.int64(np.floor(following)), True
+        rating = following
+    return np.int64(np.floor(rating)), True
 
 
 # --- player transitions -----------------------------------------------------------------------
