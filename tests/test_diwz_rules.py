@@ -8,6 +8,7 @@ from decimal import Decimal
 import ibis
 import pandera.errors
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from pipeline.core.months import Month, month_range
@@ -485,6 +486,29 @@ def test_no_bootstrap_when_continuing_a_list():
 def test_bad_settings_are_rejected(settings):
     with pytest.raises(ValueError):
         DiWZ(**settings)
+
+
+def test_history_days_are_the_rated_games_whether_or_not_an_unrated_game_has_one():
+    """The rows of an unrated game are left out, a missing day among them too; a missing day of
+    a rated game stays missing in its history rows."""
+
+    def without_days(table: pa.Table, game_id: str) -> pa.Table:
+        column = table.schema.get_field_index("finished_on")
+        undated = pc.equal(table.column("game_id"), game_id)
+        return table.set_column(column, "finished_on",
+                                pc.if_else(undated, pa.scalar(None, pa.date32()), table.column(column)))
+
+    rows = rows_to_table(cases.bootstrap_rows())
+    march, days = Month(2001, 3), pc.field("finished_on")
+    in_march = rows.filter((days >= march.first_day) & (days <= march.last_day))
+    unrated = without_days(rows.filter(pc.field("game_id") == "boot-0"), "boot-0")
+    system = DiWZ(initial_ratings={"p-1": (1700, 3)})
+    state = system.step(system.initial_state(), MonthInput(Month(2001, 2), unrated.slice(0, 0))).state
+    history = system.step(state, MonthInput(march, pa.concat_tables([unrated, in_march]))).history
+    assert history.column("source_date").to_pylist() == in_march.column("finished_on").to_pylist()
+    undated = without_days(in_march, "boot-1")
+    history = system.step(state, MonthInput(march, pa.concat_tables([unrated, undated]))).history
+    assert history.column("source_date").null_count == undated.column("finished_on").null_count > 0
 
 
 def with_common_columns(out: MonthOutput, month: Month) -> tuple[pa.Table, pa.Table]:
