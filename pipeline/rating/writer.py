@@ -15,6 +15,7 @@ from pipeline.systems.kernels.numbering import PlayerNumbers
 from pipeline.core.months import Month
 from pipeline.warehouse.store import Warehouse, atomic_write_parquet, scratch
 from pipeline.systems.base import MonthOutput, PlayerInfo, RatingSystem
+from pipeline.systems.kernels.ids import array_of
 from pipeline.systems.kernels.sort import columns_in_order
 from schemas.engine import ModelMismatch, rule_failures
 
@@ -215,8 +216,7 @@ def _with_validity(array: pa.Array, dtype) -> tuple[np.ndarray, np.ndarray]:
 
 def _array(kind: pa.DataType, values: np.ndarray, given: np.ndarray) -> pa.Array:
     """An Arrow array of the values, null where not given (sharing the values' memory)."""
-    valid = None if given.all() else pa.py_buffer(np.packbits(given, bitorder="little"))
-    return pa.Array.from_buffers(kind, len(values), [valid, pa.py_buffer(values)])
+    return array_of(kind, len(values), values, None if given.all() else np.packbits(given, bitorder="little"))
 
 
 def finalize_history(system: RatingSystem, out: MonthOutput) -> pa.Table:

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.systems.club import kernel
-from pipeline.systems.kernels.ids import id_table, string_buffers
+from pipeline.systems.kernels.ids import array_of, id_table, string_buffers
 from pipeline.systems.kernels.sort import sorted_by_id
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -116,7 +116,7 @@ class AppendLog:
 
 def _floats(values: np.ndarray, validity: np.ndarray) -> pa.Array:
     """A float64 array with nulls where the validity bitmap's bit is 0 (no copy)."""
-    return pa.Array.from_buffers(pa.float64(), len(values), [pa.py_buffer(validity), pa.py_buffer(values)])
+    return array_of(pa.float64(), len(values), values, validity)
 
 
 def _strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:

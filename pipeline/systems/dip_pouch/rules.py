@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.systems.dip_pouch import kernel
-from pipeline.systems.kernels.ids import run_starts as string_run_starts, string_buffers, strings_of
+from pipeline.systems.kernels.ids import array_of, run_starts as string_run_starts, string_buffers, strings_of
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -265,16 +265,15 @@ def listed_table(state: DipPouchState) -> pa.Table:
     rank, ratings, events, last, name_offsets, names, named, national = kernel.listed_columns(
         order, state.rating, state.events, state.last_event, state.country, len(state.countries),
         *string_buffers(country_array(state)))
-    with_country = pa.py_buffer(np.packbits(named, bitorder="little"))
+    with_country = np.packbits(named, bitorder="little")
     return pa.Table.from_arrays([
-        pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(rank)]),
-        id_array(state).take(pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(order)])),
-        pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(ratings)]),
-        pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(events)]),
-        pa.Array.from_buffers(pa.date32(), n, [pa.py_buffer(np.packbits(last != NO_EVENT_DAY, bitorder="little")),
-                                                pa.py_buffer(last)]),
-        pa.StringArray.from_buffers(n, pa.py_buffer(name_offsets), pa.py_buffer(names), with_country),
-        pa.Array.from_buffers(pa.int64(), n, [with_country, pa.py_buffer(national)]),
+        array_of(pa.int64(), n, rank),
+        id_array(state).take(array_of(pa.int64(), n, order)),
+        array_of(pa.float64(), n, ratings),
+        array_of(pa.int64(), n, events),
+        array_of(pa.date32(), n, last, np.packbits(last != NO_EVENT_DAY, bitorder="little")),
+        pa.StringArray.from_buffers(n, pa.py_buffer(name_offsets), pa.py_buffer(names), pa.py_buffer(with_country)),
+        array_of(pa.int64(), n, national, with_country),
     ], schema=RANKING_COLUMNS)
 
 

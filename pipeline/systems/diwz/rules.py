@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
-from pipeline.systems.kernels.ids import id_table, kept_rows, string_buffers, strings_of, table_size
+from pipeline.systems.kernels.ids import array_of, id_table, kept_rows, string_buffers, strings_of, table_size
 from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -530,11 +530,11 @@ def history_table(games: MonthGames, columns: tuple[np.ndarray, np.ndarray, np.n
     processing order."""
     floats, integers, flags = columns
     rows = floats.shape[1]
-    bits = [pa.py_buffer(row) for row in np.packbits(flags, axis=1, bitorder="little")]
-    pooled, before_ok, after_ok, niveau_ok, expected_ok, performance_ok, evaluations_ok = bits
+    pooled, before_ok, after_ok, niveau_ok, expected_ok, performance_ok, evaluations_ok = np.packbits(
+        flags, axis=1, bitorder="little")
 
-    def column(kind: pa.DataType, data: np.ndarray, valid: pa.Buffer | None = None) -> pa.Array:
-        return pa.Array.from_buffers(kind, rows, [valid, pa.py_buffer(data)])
+    def column(kind: pa.DataType, data: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+        return array_of(kind, rows, data, valid)
 
     return pa.Table.from_arrays(
         [
@@ -553,15 +553,15 @@ def rankings_table(index: PlayerIndex, count: int, arrays: PlayerArrays) -> pa.T
     """The list: established players by rating desc, then player_id; equal ratings share a rank."""
     players, columns, rating, last_evaluated, offsets, text = kernel.rankings(arrays.records, count, index.rank)
     listed = len(players)
-    dated = pa.py_buffer(np.packbits(last_evaluated != NO_DAY, bitorder="little"))
+    dated = np.packbits(last_evaluated != NO_DAY, bitorder="little")
     return pa.Table.from_arrays(
         [
-            pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(columns[0])]),
-            index.arrow(count).take(pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(players)])),
-            pa.Array.from_buffers(pa.float64(), listed, [None, pa.py_buffer(rating)]),
-            pa.Array.from_buffers(pa.int64(), listed, [None, pa.py_buffer(columns[1])]),
+            array_of(pa.int64(), listed, columns[0]),
+            index.arrow(count).take(array_of(pa.int64(), listed, players)),
+            array_of(pa.float64(), listed, rating),
+            array_of(pa.int64(), listed, columns[1]),
             pa.StringArray.from_buffers(listed, pa.py_buffer(offsets), pa.py_buffer(text)),
-            pa.Array.from_buffers(pa.date32(), listed, [dated, pa.py_buffer(last_evaluated)]),
+            array_of(pa.date32(), listed, last_evaluated, dated),
         ],
         schema=RANKINGS_SCHEMA,
     )

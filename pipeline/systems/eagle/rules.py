@@ -52,7 +52,7 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
-from pipeline.systems.kernels.ids import kept_rows, string_buffers as shared_string_buffers, strings_of
+from pipeline.systems.kernels.ids import array_of, kept_rows, string_buffers as shared_string_buffers, strings_of
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -458,10 +458,11 @@ class EaglePoints:
             awards += yearly_award_rows(month, new_state)
 
         amounts = kernel.hundredths(cents)
-        carried = pa.py_buffer(np.packbits(before >= 0, bitorder="little"))  # rating_before is null when none is
+        carried = np.packbits(before >= 0, bitorder="little")  # rating_before is null when none is
         history = pa.Table.from_arrays([
             game_ids, finished_on, player_ids,
-            _float_array(amounts[0], carried), *(_float_array(column) for column in amounts[1:]),
+            array_of(pa.float64(), n_rows, amounts[0], carried),
+            *(array_of(pa.float64(), n_rows, column) for column in amounts[1:]),
         ], schema=HISTORY_SCHEMA)
         return MonthOutput(
             state=new_state,
@@ -498,7 +499,7 @@ class EaglePoints:
             i = int(np.argmax(codes < 0))
             raise ValueError(f"unknown result {result[int(counted_rows[i])].as_py()!r}")
         if finished_on.null_count == 0:  # the counted rows' days, as counted_games kept them
-            rows["finished_on"] = pa.Array.from_buffers(pa.date32(), days.shape[0], [None, pa.py_buffer(days)])
+            rows["finished_on"] = array_of(pa.date32(), days.shape[0], days)
         else:
             rows["finished_on"] = finished_on if every_row else kept_rows(counted, finished_on)[0]
             if rows["finished_on"].null_count:
@@ -628,12 +629,6 @@ def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, 
     return numbers, replace(state, ids=PlayerIds(numbering, count), **grown)
 
 
-def _float_array(values: np.ndarray, validity: pa.Buffer | None = None) -> pa.Array:
-    """A float64 Arrow array over a contiguous numpy array's memory (pa.array converts a mask
-    to a bitmap row by row; numpy packs one far faster)."""
-    return pa.Array.from_buffers(pa.float64(), values.shape[0], [validity, pa.py_buffer(values)])
-
-
 def _single(column: pa.ChunkedArray) -> pa.Array:
     """The column as one array (no copy when it has one chunk)."""
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
@@ -669,7 +664,7 @@ def _month_table(state: EagleState) -> pa.Table:
         points,
         points,
         pa.array(games),
-        pa.Array.from_buffers(pa.date32(), n, [None, pa.py_buffer(last)]),  # int32 day numbers as they are
+        array_of(pa.date32(), n, last),  # int32 day numbers as they are
         pa.array(defend, mask=no_defend),
         pa.array(new_eagles),
     ], schema=RANKINGS_SCHEMA)

@@ -1,5 +1,5 @@
 """Strings in Arrow's layout for the compiled kernels: comparing them, keeping a month's rows, and
-numbering player ids.
+numbering player ids; and Arrow arrays over the kernels' numpy output.
 
 A string column is a pair (int32 offsets, UTF-8 bytes): row r is data[offsets[r]:offsets[r + 1]].
 UTF-8 bytes compared bytewise order like Python's str comparison (by code point).
@@ -34,6 +34,14 @@ def strings_of(offsets: np.ndarray, data: np.ndarray, count: int) -> pa.StringAr
     shares the pool's memory. Pools only grow, so the strings it shows never change; the
     checkpoint codec copies what it writes into buffers of their exact size."""
     return pa.StringArray.from_buffers(count, pa.py_buffer(offsets[:count + 1]), pa.py_buffer(data))
+
+
+def array_of(kind: pa.DataType, length: int, data: np.ndarray, validity: np.ndarray | None = None) -> pa.Array:
+    """An Arrow array of `length` fixed-width values (packed bits for booleans) over a contiguous
+    numpy array's memory, null where the packed `validity` bitmap (little bit order) has a 0;
+    no copy (pa.array converts values and masks element by element)."""
+    return pa.Array.from_buffers(kind, length, [None if validity is None else pa.py_buffer(validity),
+                                                pa.py_buffer(data)])
 
 
 def kept_rows(keep: np.ndarray, *arrays: pa.Array) -> list[pa.Array]:
