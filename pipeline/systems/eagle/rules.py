@@ -328,12 +328,9 @@ def best_entries(best: Best, value: int, entries: tuple[tuple[str, str], ...]) -
     return best
 
 
-def top_players(players: np.ndarray, values: np.ndarray, state: EagleState) -> tuple[list[str], int]:
-    """The players (their ids, sorted) sharing the largest value, and that value."""
-    if players.shape[0] == 0:
-        return [], 0
-    best = values.max()
-    return sorted(state.ids.id_of(p) for p in players[values == best].tolist()), int(best)
+def sorted_ids(state: EagleState, players: np.ndarray) -> list[str]:
+    """The ids of player numbers, sorted (the order award rows are listed in)."""
+    return sorted(state.ids.id_of(p) for p in players.tolist())
 
 
 def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
@@ -345,9 +342,8 @@ def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
     tally = state.tally
     victory_value, victories = tally.best_victory
     rows += [award_row("most_valuable_victory", month, pid, victory_value, gid) for pid, gid in sorted(victories)]
-    players = np.flatnonzero(tally.played[:state.count])
-    runners, points = top_players(players, tally.points[players], state)
-    rows += [award_row("runner_of_the_year", month, pid, points) for pid in runners]
+    points, runners = kernel.leading_rows(tally.played[:state.count], tally.points[:state.count])
+    rows += [award_row("runner_of_the_year", month, pid, int(points)) for pid in sorted_ids(state, runners)]
     rookie_value, rookies = tally.best_rookie
     rows += [award_row("rookie_of_the_year", month, pid, rookie_value, gid) for pid, gid in sorted(rookies)]
     return rows
@@ -452,8 +448,7 @@ class EaglePoints:
 
         # Player(s) of the month: month-end points minus the points carried into the month.
         change, players = kernel.change_leaders(first, row_player, before, points)
-        awards = [award_row(PLAYER_OF_THE_MONTH, month, pid, int(change))
-                  for pid in sorted(new_state.ids.id_of(p) for p in players.tolist())]
+        awards = [award_row(PLAYER_OF_THE_MONTH, month, pid, int(change)) for pid in sorted_ids(new_state, players)]
         if month.month == 12:
             awards += yearly_award_rows(month, new_state)
 
