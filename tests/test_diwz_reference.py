@@ -19,7 +19,7 @@ from pipeline.systems.diwz.reference import reference_diwz
 from pipeline.core.rounding import half_up_int
 from pipeline.systems.diwz import kernel
 from pipeline.systems.base import MonthInput
-from pipeline.systems.diwz.rules import DiWZ, day_number, w_table
+from pipeline.systems.diwz.rules import DiWZ, PlayerIndex, day_number, month_games, w_table
 from pipeline.systems.diwz.finish import ELIMINATED, finish_key
 from pipeline.systems.games import PowerResult, rows_to_table
 from pipeline.systems.kernels.ids import string_buffers
@@ -402,6 +402,36 @@ def test_compiled_finish_key_is_the_rules():
             assert compiled_category == category, result
             year = 1907 if compiled_category == ELIMINATED else 0
             assert kernel.finish_key(compiled_category, centres, year, powers, supply) == key, (result, centres)
+
+
+POWER_FINISHES = st.tuples(st.sampled_from(["solo", "draw", "survived", "eliminated", "anarchy"]),
+                           st.integers(0, 18),
+                           st.one_of(st.integers(1901, 1920), st.integers(-(2**62), 2**62),
+                                     st.sampled_from([2**40 - 1, 2**40, -(2**40), -(2**40) - 1])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(POWER_FINISHES, min_size=2, max_size=7), min_size=1, max_size=4))
+def test_parsed_finish_values_order_a_games_powers_as_their_finish_keys(games):
+    """The finish values parse_month writes as it reads each row order every game's powers as
+    their (category, key) finish keys do: packed while every key of the game is below 2**40 in
+    size, and counted when one is not (elimination years far out of range)."""
+    rows, keys = [], []
+    for g, powers in enumerate(games):
+        game_keys = []
+        for k, (result, centres, year) in enumerate(powers):
+            year = year if result == "eliminated" else None
+            rows.append({"game_id": f"g{g}", "finished_on": "2020-03-0%d" % (g + 1), "power": f"P{k}",
+                         "player_id": f"p{g}-{k}", "result": result, "centres": centres, "eliminated_year": year})
+            game_keys.append(finish_key(PowerResult(f"P{k}", f"p{g}-{k}", result, centres, year), len(powers), 34))
+        keys.append(game_keys)
+    parsed = month_games(rows_to_table(rows), PlayerIndex())
+    for g, game_keys in enumerate(keys):
+        lo = int(parsed.game_start[g])
+        values = parsed.finish[lo:lo + len(game_keys)].tolist()
+        for i, a in enumerate(game_keys):
+            for j, b in enumerate(game_keys):
+                assert (values[i] < values[j]) == (a < b) and (values[i] == values[j]) == (a == b), (a, b)
 
 
 BOUNDARY_INTEGERS = [v for k in range(19) for v in (10**k - 1, 10**k, 10**k + 1)] + [2**63 - 1]

@@ -179,7 +179,8 @@ _KEY_LIMIT = 1 << 40
 def finish_values(category, key, lo, hi, out):
     """One integer per power of a game that orders the game's powers as their finish keys
     (category, key) do: category·2^41 + key while every key is below 2^40 in size (elimination
-    years and tiers always are), else the number of powers with a smaller key."""
+    years and tiers always are), else the number of powers with a smaller key. parse_month
+    packs a game's keys as it reads them and calls this only for a game with a larger one."""
     small = True
     for i in range(lo, hi):
         if not -_KEY_LIMIT <= key[i] < _KEY_LIMIT:
@@ -241,6 +242,7 @@ def parse_month(
             game_day[games] = row_day[r]
             games += 1
             lo = kept_rows
+            small = True
             for k in range(r, end):
                 kept[kept_rows] = k
                 keep[k] = True
@@ -249,9 +251,14 @@ def parse_month(
                 given = year_validity.size == 0 or ((year_validity[bit >> 3] >> (bit & 7)) & 1) == 1
                 year = row_year[k] * np.int64(given)  # read for every row: a branch would mispredict
                 category[kept_rows] = cat
-                key[kept_rows] = finish_key(cat, row_centres[k], year, end - r, row_supply[r])
+                value = finish_key(cat, row_centres[k], year, end - r, row_supply[r])
+                key[kept_rows] = value
+                # Packed here as finish_values packs it: a second pass over the game cost more.
+                small &= (value >= -_KEY_LIMIT) & (value < _KEY_LIMIT)
+                finish[kept_rows] = cat * (2 * _KEY_LIMIT) + value
                 kept_rows += 1
-            finish_values(category, key, lo, kept_rows, finish)
+            if not small:
+                finish_values(category, key, lo, kept_rows, finish)
             # Pool chunks the game's results could need at most (a row adds powers − 1 results).
             powers = end - r
             chunks_needed += powers * ((powers - 1 + CHUNK - 1) // CHUNK)
