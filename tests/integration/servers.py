@@ -191,6 +191,17 @@ class Stack:
         """Celery tasks each worker finished (from its log)."""
         return [log.read_text().count("succeeded in") for log in self.worker_logs]
 
+    def queues_by_worker(self, env: dict[str, str]) -> dict[str, list[str]]:
+        """The queues each running worker consumes, as the workers answer over the broker."""
+        from celery import Celery  # the integration extra; `make test` collects this module without it
+
+        app = Celery(broker=env["DIPRANK_CELERY_BROKER"])
+        try:
+            answers = app.control.inspect(timeout=10).active_queues() or {}
+        finally:
+            app.close()
+        return {worker: sorted(queue["name"] for queue in queues) for worker, queues in answers.items()}
+
     def stop(self) -> None:
         for process in reversed(self.processes):
             if process.poll() is None:
