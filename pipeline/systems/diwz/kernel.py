@@ -175,25 +175,24 @@ def finish_key(category, centres, eliminated_year, powers, supply_centres):
 _KEY_LIMIT = 1 << 40
 
 
+@plain_njit
+def fits_packed(key):
+    """Whether a finish key is below 2^40 in size (elimination years and tiers always are), so
+    that category·2^41 + key orders a game's powers as (category, key) does."""
+    return (key >= -_KEY_LIMIT) & (key < _KEY_LIMIT)
+
+
 @njit(cache=True)
 def finish_values(category, key, lo, hi, out):
     """One integer per power of a game that orders the game's powers as their finish keys
-    (category, key) do: category·2^41 + key while every key is below 2^40 in size (elimination
-    years and tiers always are), else the number of powers with a smaller key. parse_month
-    packs a game's keys as it reads them and calls this only for a game with a larger one."""
-    small = True
+    (category, key) do, for a game with a key that does not fit_packed: the number of powers
+    with a smaller key. parse_month writes every other game's values packed as it reads them."""
     for i in range(lo, hi):
-        if not -_KEY_LIMIT <= key[i] < _KEY_LIMIT:
-            small = False
-    for i in range(lo, hi):
-        if small:
-            out[i] = category[i] * (2 * _KEY_LIMIT) + key[i]
-        else:
-            below = 0
-            for j in range(lo, hi):
-                if category[j] < category[i] or (category[j] == category[i] and key[j] < key[i]):
-                    below += 1
-            out[i] = below
+        below = 0
+        for j in range(lo, hi):
+            if category[j] < category[i] or (category[j] == category[i] and key[j] < key[i]):
+                below += 1
+        out[i] = below
 
 
 @njit(cache=True)
@@ -219,9 +218,9 @@ def parse_month(
     (the index's offsets and bytes must have room for every row).
 
     Returns game_start (into the kept rows), game_day, whether each input row is kept (belongs
-    to a rated game), per kept row its finish value (finish_values) and player number, the pool
-    chunks the month's results could need at most; then the hash table, the new player count
-    and id order.
+    to a rated game), per kept row its finish value (packed, or finish_values) and player
+    number, the pool chunks the month's results could need at most; then the hash table, the
+    new player count and id order.
     """
     rows = row_rated.size
     game_start = np.empty(rows + 1, np.int64)
@@ -253,8 +252,8 @@ def parse_month(
                 category[kept_rows] = cat
                 value = finish_key(cat, row_centres[k], year, end - r, row_supply[r])
                 key[kept_rows] = value
-                # Packed here as finish_values packs it: a second pass over the game cost more.
-                small &= (value >= -_KEY_LIMIT) & (value < _KEY_LIMIT)
+                # Packed as the row is read: a second pass over the game cost more.
+                small &= fits_packed(value)
                 finish[kept_rows] = cat * (2 * _KEY_LIMIT) + value
                 kept_rows += 1
             if not small:

@@ -308,7 +308,7 @@ class MonthGames:
 
     game_start: np.ndarray       # int64 [games + 1]
     game_day: np.ndarray         # int64 [games]
-    finish: np.ndarray           # int64 [rows], finish values (kernel.finish_values)
+    finish: np.ndarray           # int64 [rows], finish values (kernel.parse_month)
     players: np.ndarray          # int64 [rows]
     chunks_needed: int           # pool chunks the month's results could need at most
     game_id: pa.Array

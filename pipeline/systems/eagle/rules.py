@@ -660,6 +660,6 @@ def _month_table(state: EagleState) -> pa.Table:
         points,
         pa.array(games),
         array_of(pa.date32(), n, last),  # int32 day numbers as they are
-        pa.array(defend, mask=no_defend),
+        array_of(pa.float64(), n, defend, np.packbits(~no_defend, bitorder="little")),
         pa.array(new_eagles),
     ], schema=RANKINGS_SCHEMA)

@@ -57,8 +57,7 @@ def kept_rows(keep: np.ndarray, *arrays: pa.Array) -> list[pa.Array]:
             kept.append(pa.StringArray.from_buffers(offsets.shape[0] - 1, pa.py_buffer(offsets), pa.py_buffer(data)))
         else:
             if mask is None:
-                mask = pa.Array.from_buffers(pa.bool_(), len(keep),
-                                             [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
+                mask = array_of(pa.bool_(), len(keep), np.packbits(keep, bitorder="little"))
             kept.append(array.filter(mask))
     return kept
 
