@@ -405,6 +405,22 @@ def test_a_counted_game_needs_its_finishing_day_and_another_variant_does_not():
         system.step(state, MonthInput(Month(2024, 1), pa.concat_tables([other, without_days(counted, {"u3"})])))
 
 
+def test_a_game_without_a_variant_is_not_counted():
+    """A game whose variant is missing is left out, read from a slice of a larger table (so the
+    variant's validity bits start at an offset); the counted game after it is rated."""
+    system = EaglePoints()
+    state = system.step(system.initial_state(), MonthInput(Month(2023, 12), GAME_COLUMNS.empty_table())).state
+    missing = rows_to_table(cases.game("no-variant", "2024-01-05", [("x1", "solo", 18), ("x2", "eliminated", 0)]))
+    missing = missing.set_column(missing.schema.get_field_index("variant"), "variant",
+                                 pa.nulls(missing.num_rows, pa.string()))
+    counted = rows_to_table(cases.unlisted_seven_game())
+    before = rows_to_table(cases.game("before", "2024-01-02", [("y1", "solo", 18)]))
+    month = pa.concat_tables([before, missing, counted]).combine_chunks().slice(before.num_rows)
+    out = system.step(state, MonthInput(Month(2024, 1), month))
+    assert out.history.column("source_id").to_pylist() == counted.column("game_id").to_pylist()
+    assert "x1" not in out.table.column("player_id").to_pylist()
+
+
 def with_writer_columns(table: pa.Table, as_of: dt.date) -> pa.Table:
     """The rankings table as the shared writer completes it (RankingsBase columns first)."""
     n = table.num_rows

@@ -6,6 +6,7 @@ import functools
 import itertools
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -270,26 +271,45 @@ def test_table_sorts_match_the_table_comparison():
         assert eagle_kernel._sort_by_each_key(players, *keys).tolist() == expected
 
 
+COUNTED_VARIANTS = ["standard", "a-counted-variant-longer-than-16"]
+
+
 @settings(deadline=None)
 @given(rows=st.lists(st.tuples(st.sampled_from([b"g1", b"g2", b"game-000000001", b"game-000000002", b""]),
-                               st.booleans()), max_size=30))
-def test_counted_games_keeps_counted_rows_and_their_runs(rows):
-    """eagle kernel.counted_games against plain Python: the counted rows in order, a new game
-    wherever a kept row's id differs from the previous kept row's, and the kept rows' codes,
-    centres and days."""
+                               st.sampled_from([None, "standard", "standar", "standard2", "colonial",
+                                                "a-counted-variant-longer-than-16", "a-counted-variant-longer-than-17"])),
+                     max_size=30),
+       skipped=st.integers(0, 9))
+def test_counted_games_keeps_the_games_of_counted_variants(rows, skipped):
+    """eagle kernel.counted_games against plain Python: a game is a run of rows with equal ids,
+    counted when its first row's variant is one of the names (a missing one is not); the kept
+    rows, where each game starts among them, and their codes, centres and days. The variants
+    are read from an Arrow slice, so the validity bitmap's offset counts."""
     offsets, data = buffers([game for game, _ in rows])
-    counted = np.array([keep for _, keep in rows], np.bool_)
+    # A missing variant's bytes say "standard", so only the validity bitmap tells it is missing.
+    names = ["x"] * skipped + ["standard" if v is None else v for _, v in rows]
+    valid = [True] * skipped + [v is not None for _, v in rows]
+    name_offsets, name_bytes = buffers([v.encode() for v in names])
+    variant = pa.StringArray.from_buffers(len(rows), pa.py_buffer(name_offsets), pa.py_buffer(name_bytes),
+                                          pa.py_buffer(np.packbits(np.array(valid, np.bool_), bitorder="little")),
+                                          offset=skipped)
+    bits = np.zeros(0, np.uint8) if all(valid) else np.frombuffer(variant.buffers()[0], np.uint8)
     codes = np.arange(len(rows), dtype=np.int8) % 5
     centres = np.arange(len(rows), dtype=np.int64) * 3
     days = np.arange(len(rows), dtype=np.int32) + 18_000
-    kept, starts, kept_codes, kept_centres, kept_days = eagle_kernel.counted_games(counted, offsets, data, codes,
-                                                                                   centres, days)
-    expected = [r for r, (_, keep) in enumerate(rows) if keep]
-    assert kept.tolist() == expected
+    keep, starts, kept_codes, kept_centres, kept_days = eagle_kernel.counted_games(
+        *ids.string_buffers(variant), bits, variant.offset, *ids.string_buffers(pa.array(COUNTED_VARIANTS)),
+        offsets, data, codes, centres, days)
+    game_starts = [r for r in range(len(rows)) if r == 0 or rows[r][0] != rows[r - 1][0]]
+    expected, runs = [], []
+    for first, end in zip(game_starts, game_starts[1:] + [len(rows)]):
+        if rows[first][1] in COUNTED_VARIANTS:
+            runs.append(len(expected))
+            expected += range(first, end)
+    assert np.flatnonzero(keep).tolist() == expected
     assert kept_codes.tolist() == codes[expected].tolist() and kept_codes.dtype == codes.dtype
     assert kept_centres.tolist() == centres[expected].tolist()
     assert kept_days.tolist() == days[expected].tolist() and kept_days.dtype == days.dtype
-    runs = [k for k, r in enumerate(expected) if k == 0 or rows[r][0] != rows[expected[k - 1]][0]]
     assert starts.tolist() == runs + [len(expected)]
 
 
@@ -333,7 +353,6 @@ def test_rows_in_order_is_the_order_of_python_tuples(rows, sort_first):
 @given(ids_seen=st.lists(st.text(min_size=1, max_size=12), min_size=0, max_size=300),
        expected=st.integers(0, 5000))
 def test_player_numbers_number_ids_in_order_of_first_sight_whatever_the_size_expected(ids_seen, expected):
-    import pyarrow as pa
 
     from pipeline.systems.kernels.numbering import PlayerNumbers
 
@@ -354,7 +373,6 @@ def test_kept_rows_is_arrows_filter(rows, skip):
     """ids.kept_rows equals Arrow's filter: runs of kept rows, empty and non-ASCII strings, an
     array that is a slice of a larger one (offsets not from 0), arrays with nulls, and a column
     that is not strings."""
-    import pyarrow as pa
 
     whole = pa.array(["x" * k for k in range(skip)] + [text for text, _ in rows], pa.string())
     strings = whole.slice(skip)

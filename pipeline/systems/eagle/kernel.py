@@ -61,37 +61,57 @@ def last_day_before(day, years):
 # Rows from Arrow string columns (offsets + UTF-8 bytes)
 # ---------------------------------------------------------------------------------------------
 
+@plain_njit
+def _is_counted(variant_offsets, variant_data, variant_validity, variant_bit, r, name_offsets, names):
+    """Whether row r's variant (Arrow offsets, bytes, and validity bitmap with its bit offset,
+    empty when there are no nulls) is one of the names; a missing variant is not."""
+    bit = variant_bit + r
+    if variant_validity.shape[0] and not (variant_validity[bit >> 3] >> (bit & 7)) & 1:
+        return False
+    start, stop = variant_offsets[r], variant_offsets[r + 1]
+    for d in range(name_offsets.shape[0] - 1):
+        if same_bytes(variant_data, start, stop, names, name_offsets[d], name_offsets[d + 1]):
+            return True
+    return False
+
+
 @njit(cache=True)
-def counted_games(counted, game_offsets, game_data, codes, centres, days):
-    """The rows to keep (those `counted`, in order), where each game starts among them, then
-    their number, and the kept rows' result codes, centres and days: a game is a run of kept
-    rows with equal game ids (Arrow string offsets, bytes). One pass over the ids' bytes instead
-    of an Arrow comparison of every row with the next, and the kept rows gathered in the same
-    pass (three numpy gathers of a month's rows cost as much as the pass)."""
-    n = counted.shape[0]
-    kept = np.empty(n, dtype=np.int64)
+def counted_games(variant_offsets, variant_data, variant_validity, variant_bit, name_offsets, names,
+                  game_offsets, game_data, codes, centres, days):
+    """The games of a counted variant (one of the names): whether each row is kept, where each
+    game starts among the kept rows, then their number, and the kept rows' result codes,
+    centres and days. A game is a run of rows with equal game ids (Arrow string
+    offsets, bytes) and its variant is its first row's: validation has its rows agree, so one
+    comparison a game decides, where matching every row's variant cost as much as the rest of
+    the pass. The kept rows are gathered in the same pass (three numpy gathers of a month's
+    rows cost as much as the pass)."""
+    n = codes.shape[0]
+    keep = np.zeros(n, dtype=np.bool_)
     starts = np.empty(n + 1, dtype=np.int64)
     kept_codes = np.empty(n, dtype=codes.dtype)
     kept_centres = np.empty(n, dtype=np.int64)
     kept_days = np.empty(n, dtype=days.dtype)
     n_kept = 0
     games = 0
+    counting = False
     start, stop, word = 0, 0, np.uint64(0)  # the current game's id
     for r in range(n):
-        if not counted[r]:
-            continue
-        if games == 0 or not same_string(game_data, start, stop, word, game_offsets[r], game_offsets[r + 1]):
+        if r == 0 or not same_string(game_data, start, stop, word, game_offsets[r], game_offsets[r + 1]):
             start, stop = game_offsets[r], game_offsets[r + 1]
             word = prefix(game_data, start, stop)
-            starts[games] = n_kept
-            games += 1
-        kept[n_kept] = r
-        kept_codes[n_kept] = codes[r]
-        kept_centres[n_kept] = centres[r]
-        kept_days[n_kept] = days[r]
-        n_kept += 1
+            counting = _is_counted(variant_offsets, variant_data, variant_validity, variant_bit, r, name_offsets,
+                                   names)
+            if counting:
+                starts[games] = n_kept
+                games += 1
+        if counting:
+            keep[r] = True
+            kept_codes[n_kept] = codes[r]
+            kept_centres[n_kept] = centres[r]
+            kept_days[n_kept] = days[r]
+            n_kept += 1
     starts[games] = n_kept
-    return kept[:n_kept], starts[:games + 1], kept_codes[:n_kept], kept_centres[:n_kept], kept_days[:n_kept]
+    return keep, starts[:games + 1], kept_codes[:n_kept], kept_centres[:n_kept], kept_days[:n_kept]
 
 
 _NAME_SLOTS = 64
@@ -217,31 +237,6 @@ def _sort_by_each_key(players, points, games, last, id_offsets, id_bytes):
             q = out[i]
             keys[i] = -np.int64(last[q]) if part == 0 else (games[q] if part == 1 else -points[q])
         out = out[stable_order(keys)]
-    return out
-
-
-@njit(cache=True)
-def merge_orders(kept, fresh, keys):
-    """Two lists already in table order merged into one."""
-    points, games, last, id_offsets, id_bytes = keys
-    out = np.empty(kept.shape[0] + fresh.shape[0], dtype=np.int32)
-    i = j = k = 0
-    while i < kept.shape[0] and j < fresh.shape[0]:
-        if top_counts.precedes(fresh[j], kept[i], points, games, last, id_offsets, id_bytes):
-            out[k] = fresh[j]
-            j += 1
-        else:
-            out[k] = kept[i]
-            i += 1
-        k += 1
-    while i < kept.shape[0]:
-        out[k] = kept[i]
-        i += 1
-        k += 1
-    while j < fresh.shape[0]:
-        out[k] = fresh[j]
-        j += 1
-        k += 1
     return out
 
 
@@ -451,7 +446,7 @@ def run_month(live, month_start, as_of, previous_order, contributions, month, ke
     contribution_cents, unlisted_cents, published_cents = contributions
     n_games = game_day.shape[0]
     last_scoring = contribution_cents.shape[0] - 1
-    previous_points = points[previous_order]
+    previous_points = points[previous_order] if live else points[:0]  # only live mode's top reads them
     movers = np.empty(row_player.shape[0], dtype=np.int32)  # this month's players, first row first
     n_movers = 0
     candidates = Candidates(previous_order, previous_points, movers, month_start)
@@ -543,12 +538,13 @@ def run_month(live, month_start, as_of, previous_order, contributions, month, ke
         if _unbalanced(table):
             _rebalance(candidates, n_movers, table, keys)
 
-    # Month-end order: last month's players who did not play, still listed, in their old order,
-    # merged with this month's players (all listed: their last game is in the month) sorted anew.
+    # Month-end order: last month's players who did not play and are still listed, and this
+    # month's players (all listed: their last game is in the month), sorted together. One sort
+    # of both took 7.8 ms over 120 months where sorting the month's players and merging them
+    # into the others' old order took 11.0: the merge's comparisons branch unpredictably.
     previous_last = last[previous_order]
     kept = previous_order[(previous_last < month_start) & (previous_last > expired_through)]
-    ordered = sort_players(movers[:n_movers], points, games, last, id_offsets, id_bytes)
-    return merge_orders(kept, ordered, keys)
+    return sort_players(np.concatenate((kept, movers[:n_movers])), points, games, last, id_offsets, id_bytes)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,8 +18,8 @@ points value (pipeline.systems.eagle.table), so a player's position, removal and
 cost O(log of the points values) and no game re-sorts the table; a listed player below the
 top's points threshold has at least 602 players ahead and needs no exact position. Listings that end
 within the month end, earliest first, before the first game on or after their end. The
-month-end table is last month's order with the month's players taken out, sorted anew and merged
-back in (O(players) per month). A step copies the arrays it changes (O(players) per month,
+month-end table sorts the players still listed, by one radix sort of their packed keys
+(O(players) per month). A step copies the arrays it changes (O(players) per month,
 never per game), so a state can be stepped again.
 
 Decisions where SPEC §3.3 is silent:
@@ -470,29 +470,30 @@ class EaglePoints:
         """What the month needs of the rows of a counted variant, in processing order (the rated
         flag is ignored): game_id, finished_on and responsible_player_id as Arrow arrays, the
         result codes and centres as numpy arrays; the rows' day numbers; and each game's first
-        row, then the row count. The names are matched in compiled passes over the string bytes
+        row, then the row count. A game's variant is its first row's (validation has a game's
+        rows agree). The names are matched in compiled passes over the string bytes
         (kernel.match_names, kernel.counted_games): Arrow calls per month cost more than the
         games' arithmetic."""
         variant = _single(results.column("variant"))
-        if variant.null_count == 0:
-            counted = kernel.match_names(*string_buffers(variant), *self._variant_buffers) >= 0
-        else:  # a missing variant is not a counted one
-            counted = pc.fill_null(pc.is_in(variant, value_set=pa.array(self.variants, pa.string())), False)
-            counted = counted.to_numpy(zero_copy_only=False)
+        if variant.type != pa.string():
+            variant = variant.cast(pa.string())
+        validity = variant.buffers()[0] if variant.null_count else None
         rows = {name: _single(results.column(name)) for name in ("game_id", "responsible_player_id")}
         finished_on = _single(results.column("finished_on"))
         result = _single(results.column("result"))
         codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
         centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
-        counted_rows, game_start, codes, centres, days = kernel.counted_games(
-            counted, *string_buffers(rows["game_id"]), codes, centres, _day_numbers(finished_on))
-        every_row = counted_rows.shape[0] == results.num_rows
+        counted, game_start, codes, centres, days = kernel.counted_games(
+            *shared_string_buffers(variant), _NO_BITS if validity is None else np.frombuffer(validity, np.uint8),
+            variant.offset, *self._variant_buffers, *string_buffers(rows["game_id"]), codes, centres,
+            _day_numbers(finished_on))
+        every_row = codes.shape[0] == results.num_rows
         if not every_row:
             # The counted rows are those `counted` marks: a filter of each array is cheaper than a take.
             rows = dict(zip(rows, kept_rows(counted, *rows.values())))
         if (codes < 0).any():
             i = int(np.argmax(codes < 0))
-            raise ValueError(f"unknown result {result[int(counted_rows[i])].as_py()!r}")
+            raise ValueError(f"unknown result {result[int(np.flatnonzero(counted)[i])].as_py()!r}")
         if finished_on.null_count == 0:  # the counted rows' days, as counted_games kept them
             rows["finished_on"] = array_of(pa.date32(), days.shape[0], days)
         else:
@@ -639,6 +640,7 @@ def _day_numbers(dates: pa.Array) -> np.ndarray:
 
 
 RESULT_BUFFERS = string_buffers(pa.array(kernel.RESULT_NAMES, pa.string()))
+_NO_BITS = np.zeros(0, dtype=np.uint8)  # the validity bitmap of a column without nulls
 
 
 def _month_table(state: EagleState) -> pa.Table:
