@@ -759,11 +759,11 @@ _LONGEST_ENTRY = 41   # the longest display string: two int64 values (20 charact
 
 
 @njit(cache=True)
-def rankings(records, count, id_rank):
+def rankings(records, count, id_rank, id_offsets, id_bytes):
     """The list: rated players by rating desc, then player id (`id_rank` is each player's place
-    in id order); equal ratings share a rank (1-2-2-4). Returns player numbers, then rank and
-    evaluations as rows of one array, the ratings, last_evaluated (NO_DAY for none), and the
-    display strings ("1797-5") as Arrow string offsets and bytes.
+    in id order); equal ratings share a rank (1-2-2-4). Returns rank and evaluations as rows of
+    one array, the ratings, last_evaluated (NO_DAY for none), and the player ids (from the
+    index's offsets and bytes) and display strings ("1797-5") as Arrow string offsets and bytes.
 
     The records are read once, in number order, and what the list shows is carried through the
     sort in plain arrays, so no pass reads records out of order; the display strings are
@@ -773,6 +773,7 @@ def rankings(records, count, id_rank):
     evaluations_at = np.empty(count, np.int64)
     last_at = np.empty(count, np.int32)
     listed = 0
+    id_size = 0
     for p in range(count):
         rec = records[p]
         if rec.rated:
@@ -782,6 +783,7 @@ def rankings(records, count, id_rank):
             evaluations_at[place] = rec.evaluations
             last_at[place] = rec.last_evaluated
             listed += 1
+            id_size += id_offsets[p + 1] - id_offsets[p]
     # In id order: the listed players' ratings and places.
     rating_by_id = np.empty(listed, np.int64)
     place_by_id = np.empty(listed, np.int64)
@@ -814,7 +816,8 @@ def rankings(records, count, id_rank):
             for at in range(listed):
                 places[at] = place_by_id[order[at]]
 
-    players = np.empty(listed, np.int64)
+    ids_at = np.zeros(listed + 1, np.int32)
+    ids = np.empty(id_size, np.uint8)
     columns = np.empty((2, listed), np.int64)
     last_out = np.empty(listed, np.int32)
     ratings_out = np.empty(listed, np.float64)
@@ -825,7 +828,8 @@ def rankings(records, count, id_rank):
     for at in range(listed):
         place = places[at]
         rating = rating_at[place]
-        players[at] = at_rank[place]
+        ids_at[at + 1] = _copy_bytes(id_bytes, id_offsets[at_rank[place]], id_offsets[at_rank[place] + 1], ids,
+                                     ids_at[at])
         if at > 0 and rating == previous:
             columns[0, at] = columns[0, at - 1]
         else:
@@ -838,7 +842,17 @@ def rankings(records, count, id_rank):
         text[end] = 45  # "-"
         size = _write_int(text, end + 1, evaluations_at[place])
         offsets[at + 1] = size
-    return players, columns, ratings_out, last_out, offsets, text[:size]
+    return columns, ratings_out, last_out, ids_at, ids, offsets, text[:size]
+
+
+@plain_njit
+def _copy_bytes(source, start, stop, target, at):
+    """Copy source[start:stop] to target[at:]; returns the index after it (unsigned indices:
+    no test for negative ones)."""
+    start, at = np.uint64(start), np.uint64(at)
+    for k in range(np.uint64(stop) - start):
+        target[at + k] = source[start + k]
+    return at + np.uint64(stop) - start
 
 
 # --- checkpoints ------------------------------------------------------------------------------

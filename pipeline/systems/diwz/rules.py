@@ -551,13 +551,14 @@ def history_table(games: MonthGames, columns: tuple[np.ndarray, np.ndarray, np.n
 
 def rankings_table(index: PlayerIndex, count: int, arrays: PlayerArrays) -> pa.Table:
     """The list: established players by rating desc, then player_id; equal ratings share a rank."""
-    players, columns, rating, last_evaluated, offsets, text = kernel.rankings(arrays.records, count, index.rank)
-    listed = len(players)
+    columns, rating, last_evaluated, id_offsets, ids, offsets, text = kernel.rankings(
+        arrays.records, count, index.rank, index.offsets, index.data)
+    listed = len(rating)
     dated = np.packbits(last_evaluated != NO_DAY, bitorder="little")
     return pa.Table.from_arrays(
         [
             array_of(pa.int64(), listed, columns[0]),
-            index.arrow(count).take(array_of(pa.int64(), listed, players)),
+            pa.StringArray.from_buffers(listed, pa.py_buffer(id_offsets), pa.py_buffer(ids)),
             array_of(pa.float64(), listed, rating),
             array_of(pa.int64(), listed, columns[1]),
             pa.StringArray.from_buffers(listed, pa.py_buffer(offsets), pa.py_buffer(text)),
