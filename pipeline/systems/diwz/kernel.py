@@ -30,7 +30,7 @@ from numba import njit
 
 from pipeline.systems.kernels import plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import is_name, longest_run, name_words, number_rows, run_end, string_words
+from pipeline.systems.kernels.ids import copy_bytes, is_name, longest_run, name_words, number_rows, run_end, string_words
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
@@ -828,7 +828,7 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
     for at in range(listed):
         place = places[at]
         rating = rating_at[place]
-        ids_at[at + 1] = _copy_bytes(id_bytes, id_offsets[at_rank[place]], id_offsets[at_rank[place] + 1], ids,
+        ids_at[at + 1] = copy_bytes(id_bytes, id_offsets[at_rank[place]], id_offsets[at_rank[place] + 1], ids,
                                      ids_at[at])
         if at > 0 and rating == previous:
             columns[0, at] = columns[0, at - 1]
@@ -844,15 +844,6 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
         offsets[at + 1] = size
     return columns, ratings_out, last_out, ids_at, ids, offsets, text[:size]
 
-
-@plain_njit
-def _copy_bytes(source, start, stop, target, at):
-    """Copy source[start:stop] to target[at:]; returns the index after it (unsigned indices:
-    no test for negative ones)."""
-    start, at = np.uint64(start), np.uint64(at)
-    for k in range(np.uint64(stop) - start):
-        target[at + k] = source[start + k]
-    return at + np.uint64(stop) - start
 
 
 # --- checkpoints ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from numba import njit
 from pipeline.systems.eagle import table as top_counts
 from pipeline.systems.kernels import plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import MIX_1, prefix, same_bytes, same_string
+from pipeline.systems.kernels.ids import MIX_1, copy_bytes, prefix, same_bytes, same_string
 from pipeline.systems.kernels.sort import radix_order, sorted_by_id, stable_order
 
 GAMES_COUNTED = 10
@@ -552,23 +552,29 @@ def run_month(live, month_start, as_of, previous_order, contributions, month, ke
 # ---------------------------------------------------------------------------------------------
 
 @njit(cache=True)
-def table_columns(order, points, games, last, recent):
-    """The month-end table's points (float), games, last game and points to defend (float; shown
-    from 10 games: the oldest of the last ten, which drops out at the next game), in `order`."""
+def table_columns(order, points, games, last, recent, id_offsets, id_bytes):
+    """The month-end table's columns in `order`: points (float), games, last game, points to
+    defend (float; shown from 10 games: the oldest of the last ten, which drops out at the next
+    game) with its validity bits (Arrow's little-endian bitmap), and the player ids as Arrow
+    string offsets and bytes, copied from the id pool in the same pass."""
     n = order.shape[0]
     points_out = np.empty(n, dtype=np.float64)
     games_out = np.empty(n, dtype=np.int64)
     last_out = np.empty(n, dtype=np.int32)
     defend = np.empty(n, dtype=np.float64)
-    no_defend = np.empty(n, dtype=np.bool_)
+    defended = np.zeros((n + 7) // 8, dtype=np.uint8)
+    ids_at = np.empty(n + 1, dtype=np.int32)
+    ids = np.empty(id_bytes.shape[0], dtype=np.uint8)  # room for every id of the pool
+    ids_at[0] = 0
     for i in range(n):
         p = order[i]
         points_out[i] = points[p] / 100.0
         games_out[i] = games[p]
         last_out[i] = last[p]
-        no_defend[i] = games[p] < GAMES_COUNTED
+        defended[i >> 3] |= np.uint8(games[p] >= GAMES_COUNTED) << np.uint8(i & 7)
         defend[i] = recent[p, games[p] % GAMES_COUNTED] / 100.0
-    return points_out, games_out, last_out, defend, no_defend
+        ids_at[i + 1] = copy_bytes(id_bytes, id_offsets[p], id_offsets[p + 1], ids, ids_at[i])
+    return points_out, games_out, last_out, defend, defended, ids_at, ids[:ids_at[n]]
 
 
 @plain_njit

@@ -40,6 +40,7 @@ Decisions where SPEC §3.3 is silent:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -649,19 +650,30 @@ def _month_table(state: EagleState) -> pa.Table:
     n = order.shape[0]
     if n == 0:
         return RANKINGS_SCHEMA.empty_table()
-    points, games, last, defend, no_defend = kernel.table_columns(order, state.points, state.games, state.last,
-                                                                  state.recent)
-    points = pa.array(points)
-    new_eagles = np.full(n, cents_to_float(UNLISTED_CENTS))
-    scoring = min(n, LAST_SCORING_POSITION)
-    new_eagles[:scoring] = CONTRIBUTION_FLOATS[1:scoring + 1]
+    points, games, last, defend, defended, id_offsets, ids = kernel.table_columns(
+        order, state.points, state.games, state.last, state.recent, state.ids.offsets, state.ids.pool)
+    points = array_of(pa.float64(), n, points)
+    ranks, new_eagles = _table_constants(1 << max(n - 1, 1023).bit_length())
     return pa.table([
-        pa.array(np.arange(1, n + 1, dtype=np.int64)),
-        state.ids.array.take(pa.array(order)),
+        array_of(pa.int64(), n, ranks),
+        pa.StringArray.from_buffers(n, pa.py_buffer(id_offsets), pa.py_buffer(ids)),
         points,
         points,
-        pa.array(games),
+        array_of(pa.int64(), n, games),
         array_of(pa.date32(), n, last),  # int32 day numbers as they are
-        array_of(pa.float64(), n, defend, np.packbits(~no_defend, bitorder="little")),
-        pa.array(new_eagles),
+        array_of(pa.float64(), n, defend, defended),
+        array_of(pa.float64(), n, new_eagles),
     ], schema=RANKINGS_SCHEMA)
+
+
+@functools.lru_cache(maxsize=None)
+def _table_constants(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The table's columns that depend on the position alone, for `size` positions: the ranks
+    1, 2, ... and the new-eagle contributions. Never written to, so every month's table of at
+    most `size` players shares them (_month_table asks for powers of two)."""
+    ranks = np.arange(1, size + 1, dtype=np.int64)
+    new_eagles = np.full(size, cents_to_float(UNLISTED_CENTS))
+    scoring = min(size, LAST_SCORING_POSITION)
+    new_eagles[:scoring] = CONTRIBUTION_FLOATS[1:scoring + 1]
+    ranks.flags.writeable = new_eagles.flags.writeable = False
+    return ranks, new_eagles

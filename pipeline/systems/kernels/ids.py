@@ -203,6 +203,16 @@ def run_starts(offsets, data):
 
 
 @plain_njit
+def copy_bytes(source, start, stop, target, at):
+    """Copy source[start:stop] to target[at:]; returns the index after it. Unsigned indices
+    spare numba's test for negative ones on every byte."""
+    start, at = np.uint64(start), np.uint64(at)
+    for k in range(np.uint64(stop) - start):
+        target[at + k] = source[start + k]
+    return at + np.uint64(stop) - start
+
+
+@plain_njit
 def id_less(offsets, data, a, b):
     """Whether string a sorts before string b (UTF-8 bytes in order = code points in order)."""
     start_a, stop_a = offsets[a], offsets[a + 1]
