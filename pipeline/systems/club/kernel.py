@@ -313,8 +313,8 @@ def club_month(month, registry, n_players, year, people, work):
                 return _failed(r + 1, n_players, 0, n_members)
     known = n_players
     players = year_players[year_rows : year_rows + rows]
-    # The registry has room for the month's ids and keeps its table at most half full with them,
-    # so no array is replaced here.
+    # The registry has room for the month's ids and keeps its table at most a quarter full
+    # (kernels.ids.FILL) with them, so no array is replaced here.
     n_players = number_rows(player_offsets, player_data, None, id_offsets, id_data, slots, n_players, players)[0]
     extend_id_order(id_order, known, n_players, id_offsets, id_data)
     games = _group_games(game_offsets, game_data, rows, year_rows, year_starts, year_games)

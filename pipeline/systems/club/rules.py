@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.systems.club import kernel
-from pipeline.systems.kernels.ids import array_of, id_table, string_buffers
+from pipeline.systems.kernels.ids import FILL, array_of, id_table, string_buffers
 from pipeline.systems.kernels.sort import sorted_by_id
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -155,7 +155,7 @@ class PlayerIds:
         self.size = len(offsets) - 1
         self.offsets = np.array(offsets, np.int32)
         self.data = np.array(data, np.uint8)
-        self.slots = id_table(self.offsets, self.data, self.size, _slot_count(4 * self.size))
+        self.slots = id_table(self.offsets, self.data, self.size, _slot_count(FILL * self.size))
         self.order = sorted_by_id(np.arange(self.size, dtype=np.int32), self.offsets, self.data)
 
     def buffers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -172,9 +172,9 @@ class PlayerIds:
         registry.offsets = _room(registry.offsets, n + 1, n + ids + 1)
         registry.data = _room(registry.data, used, used + nbytes)
         registry.order = _room(registry.order, n, n + ids)
-        # At most a quarter of the slots in use keeps probe runs short; at most half, even if
-        # every id of the month is new.
-        needed = max(4 * n, 2 * (n + ids))
+        # At most a quarter of the slots in use (kernels.ids.FILL) even if every id of the month
+        # is new: the kernel numbers them in place, so the table must not need replacing.
+        needed = FILL * (n + ids)
         if len(registry.slots) < needed:
             registry.slots = id_table(registry.offsets, registry.data, n, _slot_count(needed))
         return registry
