@@ -197,8 +197,9 @@ def values(array: pa.Array) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PlayerArrays:
-    """Every player's record (kernel.RECORD) by player number (rows beyond the state's count
-    are unknown players), and the pool of collected results."""
+    """Every player's record (kernel.RECORD) by player number, and the pool of collected
+    results. Rows beyond the state's count are room for new players, set when they are numbered
+    (copy_with_room) and never read before."""
 
     records: np.ndarray         # kernel.RECORD [capacity]
     chunks: np.ndarray          # int64 [pool capacity, kernel.CHUNK_FIELDS]
@@ -211,9 +212,10 @@ class PlayerArrays:
         pool = np.zeros((max(chunks, MIN_CHUNKS), kernel.CHUNK_FIELDS), dtype=np.int64)
         return cls(records, pool, np.array([0, -1, 0], dtype=np.int64))
 
-    def copy_with_room(self, players: int, chunks: int) -> "PlayerArrays":
-        """An independent copy with room for `players` players and `chunks` more pool chunks
-        (capacities double as they grow)."""
+    def copy_with_room(self, known: int, players: int, chunks: int) -> "PlayerArrays":
+        """An independent copy of the first `known` records, the next up to `players` those of
+        players never seen, with room for `chunks` more pool chunks (capacities double as they
+        grow)."""
         rows = len(self.records)
         if players > rows:
             rows = max(2 * rows, players)
@@ -225,7 +227,11 @@ class PlayerArrays:
         # and mostly stays unused, and a chunk is written when it is first taken, never read before.
         pool_chunks = np.empty((size, kernel.CHUNK_FIELDS), dtype=np.int64)
         pool_chunks[:used] = self.chunks[:used]
-        return PlayerArrays(_resized(self.records, rows, kernel.UNKNOWN_PLAYER), pool_chunks, self.pool.copy())
+        # The rows past `players` are left unset: copying or filling them cost a third of the copy.
+        records = np.empty(rows, dtype=kernel.RECORD)
+        records[:known].view(np.uint8)[...] = self.records[:known].view(np.uint8)  # raw bytes: see _resized
+        records[known:players] = kernel.UNKNOWN_PLAYER
+        return PlayerArrays(records, pool_chunks, self.pool.copy())
 
     def collected(self, player: int) -> list[Result]:
         """A player's collected results, in order."""
@@ -418,7 +424,7 @@ class DiWZ:
         index = state.index if state.index.count == state.count else state.index.fork(state.count)
         games = month_games(month_input.results, index)
         count = index.count
-        arrays = state.arrays.copy_with_room(count, games.chunks_needed)
+        arrays = state.arrays.copy_with_room(state.count, count, games.chunks_needed)
 
         first_month = state.first_month
         clock_day = NO_DAY
