@@ -355,7 +355,12 @@ def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
     )
     index.set_order(count, order)
     if len(players) < results.num_rows:
-        game_id, finished_on, player_id = kept_rows(keep, game_id, finished_on, player_id)
+        if finished_on.null_count:
+            game_id, finished_on, player_id = kept_rows(keep, game_id, finished_on, player_id)
+        else:  # a game's rows share its day: repeating the days costs less than a filter
+            game_id, player_id = kept_rows(keep, game_id, player_id)
+            days = np.repeat(game_day.astype(np.int32), np.diff(game_start))
+            finished_on = array_of(pa.date32(), len(days), days)
     return MonthGames(game_start, game_day, finish, players, chunks_needed, game_id, finished_on, player_id)
 
 
