@@ -314,25 +314,18 @@ def test_counted_games_keeps_the_games_of_counted_variants(rows, skipped):
 
 
 @settings(deadline=None)
-@given(rows=st.lists(st.tuples(st.booleans(), st.integers(-3, 3), st.integers(0, 4), st.integers(-1, 3)), max_size=25))
-def test_month_leaders_are_pythons_maximum_with_ties(rows):
-    """eagle kernel.leading_rows and change_leaders against plain Python: the largest value among
-    the marked rows (negative ones too) and every row or player holding it, in row order; nothing
-    when no row is marked. A change counts a player's `before` of -1 (nothing carried) as 0."""
+@given(rows=st.lists(st.tuples(st.booleans(), st.integers(-3, 3)), max_size=25))
+def test_leading_rows_are_pythons_maximum_with_ties(rows):
+    """eagle kernel.leading_rows against plain Python: the largest value among the marked rows
+    (negative ones too) and every row holding it, in row order; nothing when no row is marked.
+    (The month's leaders are kept in run_month with the same running maximum, _tied_best; the
+    reference tests compare the awards they give every month.)"""
     mask = np.array([marked for marked, *_ in rows], np.bool_)
     values = np.array([value for _, value, *_ in rows], np.int64)
     marked = [r for r, (m, *_) in enumerate(rows) if m]
     best = max((int(values[r]) for r in marked), default=0)
     value, leaders = eagle_kernel.leading_rows(mask, values)
     assert (int(value), leaders.tolist()) == (best, [r for r in marked if values[r] == best])
-
-    players = np.array([player for *_, player, _ in rows], np.int64)
-    before = np.array([carried for *_, carried in rows], np.int64)
-    points = np.arange(5, dtype=np.int64) * 2 - 3  # month-end points of players 0..4
-    changes = {r: int(points[players[r]]) - max(int(before[r]), 0) for r in marked}
-    best = max(changes.values(), default=0)
-    change, winners = eagle_kernel.change_leaders(mask, players, before, points)
-    assert (int(change), winners.tolist()) == (best, [int(players[r]) for r in marked if changes[r] == best])
 
 
 @settings(max_examples=300, deadline=None)

@@ -408,9 +408,9 @@ MonthGames = namedtuple("MonthGames", "start day player result centres")
 Contributions = namedtuple("Contributions", "by_position unlisted published")
 # Per player besides the table keys: the ring of the last games' points and the year's tally.
 Tallies = namedtuple("Tallies", "recent year_points year_played")
-# Per row: points before (-1: none carried), after, the contribution, the game value, the points
-# taken, whether it is the player's first game ever and whether it is their first row of the month.
-RowOutputs = namedtuple("RowOutputs", "before after contribution value points rookie first")
+# Per row: points before (-1: none carried), after, the contribution, the game value and the points
+# taken.
+RowOutputs = namedtuple("RowOutputs", "before after contribution value points")
 
 
 @plain_njit
@@ -433,7 +433,14 @@ def game_points(result, centres, by_result):
 @njit(cache=True)
 def run_month(live, month_start, as_of, previous_order, contributions, month, keys, tallies, table, out):
     """Apply the month's games (MonthGames, month_start..as_of, day numbers) in order; returns the
-    month-end table order, and fills the RowOutputs `out`.
+    month-end table order and the month's leaders, and fills the RowOutputs `out`.
+
+    The leaders are three (value, items) pairs, a running maximum with its ties in row order (0
+    and none when nothing counts): the solo victories' game values with their rows, the rookies'
+    points (a player's first game ever) with their rows, and the changes of table points over
+    the month (month-end points minus the points carried in, 0 when none were) with the
+    players. They are kept as the rows are applied: a pass over the month's rows for each cost
+    more than the few comparisons here.
 
     previous_order: the players listed at the previous month end, in table order (in live mode
     also exactly the `listed` players of the LiveArrays `table`, with the counted top as described
@@ -442,13 +449,17 @@ def run_month(live, month_start, as_of, previous_order, contributions, month, ke
     game_start, game_day, row_player, row_result, row_centres = month
     points, games, last, id_offsets, id_bytes = keys
     recent, year_points, year_played = tallies
-    out_before, out_after, out_contribution, out_value, out_points, out_rookie, out_first = out
+    out_before, out_after, out_contribution, out_value, out_points = out
     contribution_cents, unlisted_cents, published_cents = contributions
     n_games = game_day.shape[0]
     last_scoring = contribution_cents.shape[0] - 1
     previous_points = points[previous_order] if live else points[:0]  # only live mode's top reads them
     movers = np.empty(row_player.shape[0], dtype=np.int32)  # this month's players, first row first
+    carried_in = np.empty(row_player.shape[0], dtype=np.int64)  # each mover's points carried in (0: none)
     n_movers = 0
+    victory_rows = np.empty(row_player.shape[0], dtype=np.int64)
+    rookie_rows = np.empty(row_player.shape[0], dtype=np.int64)
+    victory_best, victories, rookie_best, rookies = np.int64(0), 0, np.int64(0), 0
     candidates = Candidates(previous_order, previous_points, movers, month_start)
 
     # Listed at the month end: last game after this day. In live mode, the listings of last
@@ -524,14 +535,17 @@ def run_month(live, month_start, as_of, previous_order, contributions, month, ke
                 _enlist(p, table, keys)
             year_points[p] += earned
             year_played[p] = True
-            out_first[r] = first_of_month
             if first_of_month:
                 movers[n_movers] = p
+                carried_in[n_movers] = max(out_before[r], 0)
                 n_movers += 1
+            if rookie:
+                rookie_best, rookies = _tied_best(earned, r, rookie_best, rookies, rookie_rows)
+            if row_result[r] == SOLO:
+                victory_best, victories = _tied_best(value, r, victory_best, victories, victory_rows)
             out_after[r] = points[p]
             out_value[r] = value
             out_points[r] = earned
-            out_rookie[r] = rookie
 
     if live:
         _end_listings(as_of, expiring, expiry_days, next_expiry, month_start, table, keys)
@@ -544,7 +558,16 @@ def run_month(live, month_start, as_of, previous_order, contributions, month, ke
     # into the others' old order took 11.0: the merge's comparisons branch unpredictably.
     previous_last = last[previous_order]
     kept = previous_order[(previous_last < month_start) & (previous_last > expired_through)]
-    return sort_players(np.concatenate((kept, movers[:n_movers])), points, games, last, id_offsets, id_bytes)
+    order = sort_players(np.concatenate((kept, movers[:n_movers])), points, games, last, id_offsets, id_bytes)
+
+    change_best, changers = np.int64(0), 0
+    change_players = np.empty(n_movers, dtype=np.int64)
+    for k in range(n_movers):
+        change_best, changers = _tied_best(points[movers[k]] - carried_in[k], movers[k], change_best, changers,
+                                           change_players)
+    leaders = ((victory_best, victory_rows[:victories].copy()), (rookie_best, rookie_rows[:rookies].copy()),
+               (change_best, change_players[:changers].copy()))
+    return order, leaders
 
 
 # ---------------------------------------------------------------------------------------------
@@ -599,20 +622,6 @@ def leading_rows(mask, values):
         if mask[r]:
             best, count = _tied_best(values[r], r, best, count, rows)
     return best, rows[:count].copy()
-
-
-@njit(cache=True)
-def change_leaders(first, row_player, before, points):
-    """The largest change of table points in the month, and the players with it (in row order):
-    month-end `points` minus the points carried in, read at each player's first row of the
-    month (`first`; `before` -1, nothing carried, counts as 0)."""
-    players = np.empty(first.shape[0], dtype=np.int64)
-    best, count = np.int64(0), 0
-    for r in range(first.shape[0]):
-        if first[r]:
-            p = row_player[r]
-            best, count = _tied_best(points[p] - max(before[r], 0), p, best, count, players)
-    return best, players[:count].copy()
 
 
 @njit(cache=True)

@@ -350,10 +350,9 @@ def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
     return rows
 
 
-def with_month_best(best: Best, mask: np.ndarray, values: np.ndarray, player_ids: pa.Array,
-                    game_ids: pa.Array) -> Best:
-    """`best` updated with the month's rows in `mask` (values in hundredths, rows in game order)."""
-    value, rows = kernel.leading_rows(mask, values)
+def with_month_best(best: Best, value: int, rows: np.ndarray, player_ids: pa.Array, game_ids: pa.Array) -> Best:
+    """`best` updated with the month's best `value` (hundredths) and the rows holding it, in game
+    order (none: nothing to count)."""
     if rows.shape[0] == 0 or (best[1] and value < best[0]):
         return best
     # The rows sharing the best value are few: read one by one (an Arrow take per month cost more).
@@ -429,17 +428,16 @@ class EaglePoints:
 
         cents = np.empty((5, n_rows), dtype=np.int64)  # the history's amounts, one row each
         before, after, contribution, value, earned = cents
-        rookie, first = np.empty(n_rows, dtype=np.bool_), np.empty(n_rows, dtype=np.bool_)
-        order = kernel.run_month(
+        order, (victory, rookies, changes) = kernel.run_month(
             live, day_number(month.first_day), as_of, state.order,
             kernel.Contributions(CONTRIBUTION_CENTS, UNLISTED_CENTS, published_cents),
             kernel.MonthGames(game_start, game_day, row_player, row_result, row_centres),
             kernel.TableKeys(points, games, last, state.ids.offsets, state.ids.pool),
             kernel.Tallies(recent, year_points, year_played), _live_arrays(table),
-            kernel.RowOutputs(before, after, contribution, value, earned, rookie, first))
+            kernel.RowOutputs(before, after, contribution, value, earned))
 
-        best_victory = with_month_best(best_victory, row_result == kernel.SOLO, value, player_ids, game_ids)
-        best_rookie = with_month_best(best_rookie, rookie, earned, player_ids, game_ids)
+        best_victory = with_month_best(best_victory, *victory, player_ids, game_ids)
+        best_rookie = with_month_best(best_rookie, *rookies, player_ids, game_ids)
         new_state = EagleState(
             month=month, ids=state.ids,
             points=points, games=games, last=last, recent=recent, order=order,
@@ -448,7 +446,7 @@ class EaglePoints:
         )
 
         # Player(s) of the month: month-end points minus the points carried into the month.
-        change, players = kernel.change_leaders(first, row_player, before, points)
+        change, players = changes
         awards = [award_row(PLAYER_OF_THE_MONTH, month, pid, int(change)) for pid in sorted_ids(new_state, players)]
         if month.month == 12:
             awards += yearly_award_rows(month, new_state)
