@@ -53,7 +53,9 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
-from pipeline.systems.kernels.ids import array_of, kept_rows, string_buffers as shared_string_buffers, strings_of
+from pipeline.systems.kernels.ids import (
+    array_of, kept_rows, longest_run, string_buffers as shared_string_buffers, strings_of,
+)
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -168,7 +170,7 @@ def _most_game_points(game_start: np.ndarray, centres: np.ndarray) -> int:
     power contributes the most, or a survivor's share with the most centres."""
     if game_start.shape[0] < 2:
         return 0
-    widest = int(np.diff(game_start).max())
+    widest = int(longest_run(game_start, game_start.shape[0] - 1))
     survivor = kernel.SURVIVED_BASE_CENTS + kernel.SURVIVED_CENTRE_CENTS * int(centres.max()) if centres.shape[0] else 0
     return max(int(CONTRIBUTION_CENTS.max()) * widest, survivor)
 
