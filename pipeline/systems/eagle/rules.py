@@ -47,7 +47,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
