@@ -607,6 +607,21 @@ def test_any_sequence_of_deliveries_equals_a_run_from_scratch(ingested, shard, s
             report.write(f"{len(steps)}\n")  # one line per sequence: its number of steps
 
 
+def test_a_run_after_the_last_games_are_removed_equals_a_run_from_scratch(tmp_path):
+    """With every games file removed (the events stay), the game systems' months go, and their
+    manifests with them: a run from scratch writes no manifest for a system without months."""
+    raw, warehouse = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", list(synthetic_games(7, 30, 15, dt.date(2020, 1, 1), dt.date(2020, 4, 30))))
+    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
+    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
+    run(raw, warehouse)
+    assert (warehouse / "state" / "eagle" / "manifest.json").exists()
+    (raw / "games" / "a.csv").unlink()
+    run(raw, warehouse)
+    assert not any((warehouse / "state" / system / "manifest.json").exists() for system in ("club", "eagle", "diwz"))
+    assert_equals_a_run_from_scratch(raw, warehouse, tmp_path / "scratch")
+
+
 def test_cli_runs_read_only_new_files_and_survive_a_lost_duckdb_file(tmp_path, parsed):
     """Whole runs: nothing new reads nothing; the DuckDB file deleted between runs is rebuilt from
     the warehouse without reading a delivery; each run equals a run from scratch."""

@@ -287,7 +287,13 @@ class Warehouse:
         return state_codec.loads(path.read_bytes()) if path.exists() else {}
 
     def save_manifest(self, system: str, manifest: dict[str, str]) -> None:
-        atomic_write_bytes(self.manifest_path(system), state_codec.dumps(manifest))
+        """Write the manifest; an empty one is no file, as a run from scratch that wrote no month
+        of the system leaves none (load_manifest reads a missing file as empty)."""
+        path = self.manifest_path(system)
+        if manifest:
+            atomic_write_bytes(path, state_codec.dumps(manifest))
+        elif path.exists():
+            path.unlink()
 
     def remove_leftovers(self) -> int:
         """Delete temporary files a killed run left behind (only ever `.<name>.tmp`); call under the lock."""
