@@ -56,7 +56,9 @@ import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
-from pipeline.systems.kernels.ids import array_of, id_table, kept_rows, string_buffers, strings_of, table_size
+from pipeline.systems.kernels.ids import (
+    array_of, id_table, kept_rows, string_buffers, strings_of, table_size, validity_bits,
+)
 from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -345,12 +347,11 @@ def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
     if rated.null_count:
         rated = pc.fill_null(rated, False)
     year = array("eliminated_year")
-    year_validity = year.buffers()[0] if year.null_count else None
     index.reserve(len(player_id), int(player_strings[0][-1] - player_strings[0][0]))
     game_start, game_day, keep, finish, players, chunks_needed, index.slots, count, order = kernel.parse_month(
         *game_strings, *string_buffers(array("result")), *player_strings,
         rated.to_numpy(zero_copy_only=False), days, numbers("supply_centres", 34), numbers("centres", 0),
-        values(year), np.zeros(0, np.uint8) if year_validity is None else np.frombuffer(year_validity, np.uint8),
+        values(year), validity_bits(year),
         year.offset, index.offsets, index.data, index.slots, index.count, index.order,
     )
     index.set_order(count, order)

@@ -53,7 +53,7 @@ from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
 from pipeline.systems.kernels.ids import (
-    array_of, kept_rows, longest_run, string_buffers as shared_string_buffers, strings_of,
+    array_of, kept_rows, longest_run, string_buffers as shared_string_buffers, strings_of, validity_bits,
 )
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.base import (
@@ -477,16 +477,14 @@ class EaglePoints:
         variant = _single(results.column("variant"))
         if variant.type != pa.string():
             variant = variant.cast(pa.string())
-        validity = variant.buffers()[0] if variant.null_count else None
         rows = {name: _single(results.column(name)) for name in ("game_id", "responsible_player_id")}
         finished_on = _single(results.column("finished_on"))
         result = _single(results.column("result"))
         codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
         centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
         counted, game_start, codes, centres, days = kernel.counted_games(
-            *shared_string_buffers(variant), _NO_BITS if validity is None else np.frombuffer(validity, np.uint8),
-            variant.offset, *self._variant_buffers, *string_buffers(rows["game_id"]), codes, centres,
-            _day_numbers(finished_on))
+            *shared_string_buffers(variant), validity_bits(variant), variant.offset, *self._variant_buffers,
+            *string_buffers(rows["game_id"]), codes, centres, _day_numbers(finished_on))
         every_row = codes.shape[0] == results.num_rows
         if not every_row:
             # The counted rows are those `counted` marks: a filter of each array is cheaper than a take.
@@ -640,7 +638,6 @@ def _day_numbers(dates: pa.Array) -> np.ndarray:
 
 
 RESULT_BUFFERS = string_buffers(pa.array(kernel.RESULT_NAMES, pa.string()))
-_NO_BITS = np.zeros(0, dtype=np.uint8)  # the validity bitmap of a column without nulls
 
 
 def _month_table(state: EagleState) -> pa.Table:

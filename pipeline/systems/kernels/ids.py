@@ -29,6 +29,16 @@ def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return starts, text
 
 
+def validity_bits(array: pa.Array) -> np.ndarray:
+    """An Arrow array's validity bitmap as uint8 (from bit `array.offset`), without copying;
+    empty when the array has no nulls, which the kernels read as every row present."""
+    bitmap = array.buffers()[0] if array.null_count else None
+    return _NO_BITS if bitmap is None else np.frombuffer(bitmap, np.uint8)
+
+
+_NO_BITS = np.zeros(0, dtype=np.uint8)
+
+
 def strings_of(offsets: np.ndarray, data: np.ndarray, count: int) -> pa.StringArray:
     """The first `count` strings of an id pool (offsets and UTF-8 bytes) as an Arrow array that
     shares the pool's memory. Pools only grow, so the strings it shows never change; the
