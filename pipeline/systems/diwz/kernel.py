@@ -22,15 +22,21 @@ with a base passed in at run time (TEN), so the compiled code calls libm's pow e
 Python's float power does (a literal base could be rewritten by the compiler into exp10, which
 rounds differently). W between two whole ratings depends only on their difference, so it is
 read from a table of the very same expression evaluated once per difference (W_SPAN each way).
+
+The kernels are compiled without numba's test of every divisor for zero
+(kernels.numpy_division_njit): each divisor is a count of at least one result, 20 plus a
+count, or 1 plus a positive power.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from pipeline.systems.kernels import plain_njit
+from pipeline.systems.kernels import numpy_division_njit, plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import copy_bytes, is_name, longest_run, name_words, number_rows, run_end, string_words
+from pipeline.systems.kernels.ids import (
+    copy_bytes, is_name, kept_string_buffers, longest_run, name_words, number_rows, run_end, string_words,
+)
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
@@ -92,7 +98,7 @@ _SOLO_NAME = name_words("solo")
 # --- arithmetic -------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@numpy_division_njit
 def half_up_int(value):
     """Nearest integer, halves away from zero: pipeline.core.rounding.half_up_int for a float64.
 
@@ -107,13 +113,13 @@ def half_up_int(value):
     return -result if value < 0 else result
 
 
-@njit(cache=True)
+@numpy_division_njit
 def expectation(rating, opponent_rating, ten):
     """W = 1 / (1 + 10^(−0.0025 (R − R_opp))) (rule 2.1); `ten` is TEN."""
     return 1.0 / (1.0 + ten ** (-SLOPE * (rating - opponent_rating)))
 
 
-@njit(cache=True)
+@numpy_division_njit
 def expectation_table(ten):
     """W(d, 0) for every whole difference d from -W_SPAN to W_SPAN."""
     table = np.empty(2 * W_SPAN + 1, np.float64)
@@ -122,7 +128,7 @@ def expectation_table(ten):
     return table
 
 
-@njit(cache=True)
+@numpy_division_njit
 def whole_expectation(rating, opponent_rating, table, ten):
     """W between two whole ratings: the table entry of their difference, else computed."""
     at = rating - opponent_rating + W_SPAN
@@ -134,7 +140,7 @@ def whole_expectation(rating, opponent_rating, table, ten):
 # --- calendar ---------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@numpy_division_njit
 def set_keeps_until(records, count):
     """Every record's keeps_until from its anchors: two years after the last evaluation, or after
     a never-evaluated rating was given; NO_DAY without a rating or an anchor."""
@@ -182,7 +188,7 @@ def fits_packed(key):
     return (key >= -_KEY_LIMIT) & (key < _KEY_LIMIT)
 
 
-@njit(cache=True)
+@numpy_division_njit
 def finish_values(category, key, lo, hi, out):
     """One integer per power of a game that orders the game's powers as their finish keys
     (category, key) do, for a game with a key that does not fit_packed: the number of powers
@@ -195,7 +201,7 @@ def finish_values(category, key, lo, hi, out):
         out[i] = below
 
 
-@njit(cache=True)
+@numpy_division_njit
 def doubled_score(own, other):
     """2, 1 or 0 (a point, half a point, nothing) for a better, the same or a worse finish
     group, from two finish values."""
@@ -205,7 +211,7 @@ def doubled_score(own, other):
 # --- the month's rows -------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@numpy_division_njit
 def parse_month(
     game_offsets, game_data, result_offsets, result_data, player_offsets, player_data,
     row_rated, row_day, row_supply, row_centres, row_year, year_validity, year_offset,
@@ -220,12 +226,14 @@ def parse_month(
     Returns game_start (into the kept rows), game_day, whether each input row is kept (belongs
     to a rated game), per kept row its finish value (packed, or finish_values) and player
     number, the pool chunks the month's results could need at most; then the hash table, the
-    new player count and id order.
+    new player count and id order; then, when some rows are not kept, the kept rows' game ids
+    and player ids (offsets and bytes each) and days for the history (empty arrays otherwise).
     """
     rows = row_rated.size
     game_start = np.empty(rows + 1, np.int64)
     game_day = np.empty(rows, np.int64)
     kept = np.empty(rows, np.int64)
+    kept_day = np.empty(rows, np.int32)
     keep = np.zeros(rows, np.bool_)
     category = np.empty(rows, np.int64)
     key = np.empty(rows, np.int64)
@@ -244,6 +252,7 @@ def parse_month(
             small = True
             for k in range(r, end):
                 kept[kept_rows] = k
+                kept_day[kept_rows] = row_day[r]  # a game's rows share its day
                 keep[k] = True
                 cat = result_category(result_data, result_offsets[k], result_offsets[k + 1])
                 bit = year_offset + k
@@ -274,14 +283,23 @@ def parse_month(
         grown[:first_new] = order
         extend_id_order(grown, first_new, count, index_offsets, index_data)
         order = grown
+    # The history's ids and days are copied here when rows were dropped: as a separate pass, with
+    # its own calls and arrays, the copy cost twice as much.
+    if kept_rows < rows:
+        game_ids = kept_string_buffers(game_offsets, game_data, keep)
+        player_ids = kept_string_buffers(player_offsets, player_data, keep)
+        days = kept_day[:kept_rows]
+    else:
+        game_ids = player_ids = (np.zeros(1, np.int32), np.zeros(0, np.uint8))
+        days = kept_day[:0]
     return (game_start[:games + 1], game_day[:games], keep, finish[:kept_rows], players, chunks_needed,
-            slots, count, order)
+            slots, count, order, *game_ids, *player_ids, days)
 
 
 # --- pool of collected results ----------------------------------------------------------------
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _take_chunk(chunks, pool):
     free = pool[1]
     if free >= 0:
@@ -295,7 +313,7 @@ def _take_chunk(chunks, pool):
     return chunk
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _free_collection(rec, chunks, pool):
     count = rec.collected_count
     if count > 0:
@@ -308,7 +326,7 @@ def _free_collection(rec, chunks, pool):
     rec.collected_tail = -1
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _append_collected(rec, scores, opponents, m, chunks, pool):
     count = rec.collected_count
     for t in range(m):
@@ -327,7 +345,7 @@ def _append_collected(rec, scores, opponents, m, chunks, pool):
     rec.collected_count = count
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _collected_opponents(rec, chunks):
     """A collection's opponent ratings, in the order they were gathered."""
     count = rec.collected_count
@@ -340,7 +358,7 @@ def _collected_opponents(rec, chunks):
     return out
 
 
-@njit(cache=True)
+@numpy_division_njit
 def first_rating(score, opponents, ten):
     """The Erstzahl (rule 2.6): R ← R + (P − We(R))·800/(20 + n) from 1600, unrounded, until the
     integer part (floor) of two successive values is the same; that integer.
@@ -353,7 +371,7 @@ def first_rating(score, opponents, ten):
     return rating if vouched else _first_rating_by_powers(score, opponents, ten)
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _first_rating_by_powers(score, opponents, ten):
     """first_rating with W evaluated as the reference evaluates it, one power per opponent per
     step (pipeline.systems.diwz.reference._erstzahl)."""
@@ -374,7 +392,7 @@ def _first_rating_by_powers(score, opponents, ten):
 _PRODUCT_RATINGS = 8000
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _first_rating_by_products(score, opponents, ten):
     """first_rating with W = 1/(1 + 10^(−0.0025·R)·10^(0.0025·R_opp)): the opponents' powers
     once, then one power per step. Returns (the rating, True), or (0, False) when it cannot
@@ -417,7 +435,7 @@ def _first_rating_by_products(score, opponents, ten):
 # --- player transitions -----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _clear_pending(rec):
     rec.pending_count = 0
     for slot in range(PENDING_SLOTS):
@@ -425,7 +443,7 @@ def _clear_pending(rec):
         rec.pending_opponent[slot] = 0
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _set_rating(rec, rated, rating, evaluations, last_evaluated, rated_since, keeps_until, chunks, pool):
     """The record's rating anew, with nothing waiting or collected."""
     rec.rated = rated
@@ -438,13 +456,13 @@ def _set_rating(rec, rated, rating, evaluations, last_evaluated, rated_since, ke
     _free_collection(rec, chunks, pool)
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _strike_off(rec, chunks, pool):
     """No rating any more: a newcomer again, with nothing waiting or collected."""
     _set_rating(rec, False, 0, 0, NO_DAY, NO_DAY, NO_DAY, chunks, pool)
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _establish(rec, rating, evaluations, day, last_evaluated, keeps_until, chunks, pool):
     """A new rating given on `day` (1600-0 at start, or the Erstzahl), standing until
     `keeps_until` (two years after `day`)."""
@@ -458,7 +476,7 @@ _OPPONENTS, _EVALUATIONS = range(2)
 _POOLED, _BEFORE_GIVEN, _AFTER_GIVEN, _NIVEAU_GIVEN, _EXPECTED_GIVEN, _PERFORMANCE_GIVEN, _EVALUATIONS_GIVEN = range(7)
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _game_results(r, doubled, opponent_sum, m, floats, flags):
     """Row r's score and niveau from the game's `m` results alone (doubled points, opponents' ratings)."""
     floats[_SCORE, r] = doubled * 0.5
@@ -467,7 +485,7 @@ def _game_results(r, doubled, opponent_sum, m, floats, flags):
         flags[_NIVEAU_GIVEN, r] = True
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _evaluation(r, rating, points, count, opponent_sum, expected, performance, pooled, evaluations,
                 floats, integers, flags):
     """Row r's columns when its results are evaluated: the new rating, and the points, opponents,
@@ -484,7 +502,7 @@ def _evaluation(r, rating, points, count, opponent_sum, expected, performance, p
         flags[given, r] = True
 
 
-@njit(cache=True)
+@numpy_division_njit
 def _add_game_results(n, rating, finish, expected, score, opponent_sum, w_table, ten):
     """Add each of a game's n rated powers' results against the others, in power order: W to
     expected[a], doubled points to score[a], the opponents' ratings to opponent_sum[a]."""
@@ -527,7 +545,7 @@ def _add_game_results(n, rating, finish, expected, score, opponent_sum, w_table,
 # --- the month --------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@numpy_division_njit
 def rate_month(game_start, game_day, finish, players, records, chunks, pool,
                player_count, start_newcomers, clock_day, month_end, w_table, ten):
     """Apply one month's rated games in order, then strike off expired ratings at `month_end`.
@@ -758,7 +776,7 @@ def _write_int(buffer, at, value):
 _LONGEST_ENTRY = 41   # the longest display string: two int64 values (20 characters each) and "-"
 
 
-@njit(cache=True)
+@numpy_division_njit
 def rankings(records, count, id_rank, id_offsets, id_bytes):
     """The list: rated players by rating desc, then player id (`id_rank` is each player's place
     in id order); equal ratings share a rank (1-2-2-4). Returns rank and evaluations as rows of
@@ -849,7 +867,7 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
 # --- checkpoints ------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@numpy_division_njit
 def flatten_collections(records, count, chunks):
     """Every player's collected results, player after player: doubled scores and opponents."""
     total = 0
@@ -869,7 +887,7 @@ def flatten_collections(records, count, chunks):
     return scores, opponents
 
 
-@njit(cache=True)
+@numpy_division_njit
 def pool_collections(records, count, scores, opponents, chunks):
     """The inverse of flatten_collections into an empty pool (with room): links every
     player's collection and sets its collected_score, collected_head and collected_tail."""

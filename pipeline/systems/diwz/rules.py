@@ -348,7 +348,8 @@ def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
         rated = pc.fill_null(rated, False)
     year = array("eliminated_year")
     index.reserve(len(player_id), int(player_strings[0][-1] - player_strings[0][0]))
-    game_start, game_day, keep, finish, players, chunks_needed, index.slots, count, order = kernel.parse_month(
+    (game_start, game_day, keep, finish, players, chunks_needed, index.slots, count, order,
+     game_offsets, game_bytes, player_offsets, player_bytes, days) = kernel.parse_month(
         *game_strings, *string_buffers(array("result")), *player_strings,
         rated.to_numpy(zero_copy_only=False), days, numbers("supply_centres", 34), numbers("centres", 0),
         values(year), validity_bits(year),
@@ -356,12 +357,13 @@ def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
     )
     index.set_order(count, order)
     if len(players) < results.num_rows:
-        if finished_on.null_count:
+        if game_id.null_count or player_id.null_count or finished_on.null_count:
             game_id, finished_on, player_id = kept_rows(keep, game_id, finished_on, player_id)
-        else:  # a game's rows share its day: repeating the days costs less than a filter
-            game_id, player_id = kept_rows(keep, game_id, player_id)
-            days = np.repeat(game_day.astype(np.int32), np.diff(game_start))
-            finished_on = array_of(pa.date32(), len(days), days)
+        else:  # the kernel copied the kept rows' ids and days
+            kept = len(players)
+            game_id = pa.StringArray.from_buffers(kept, pa.py_buffer(game_offsets), pa.py_buffer(game_bytes))
+            player_id = pa.StringArray.from_buffers(kept, pa.py_buffer(player_offsets), pa.py_buffer(player_bytes))
+            finished_on = array_of(pa.date32(), kept, days)
     return MonthGames(game_start, game_day, finish, players, chunks_needed, game_id, finished_on, player_id)
 
 
