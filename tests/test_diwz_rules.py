@@ -511,6 +511,26 @@ def test_history_days_are_the_rated_games_whether_or_not_an_unrated_game_has_one
     assert history.column("source_date").null_count == undated.column("finished_on").null_count > 0
 
 
+@pytest.mark.parametrize("offset", [1, 3, 6])
+def test_a_month_sliced_from_a_larger_table_reads_its_own_rated_flags(offset):
+    """A month handed as a slice (its rated flags starting mid-byte in the column's bits) gives
+    what the same rows give as a table of their own: an unrated game between rated ones."""
+    rows = rows_to_table(cases.bootstrap_rows())
+    rows = rows.set_column(rows.schema.get_field_index("finished_on"), "finished_on",  # one day for the three games
+                           pa.array([D("2001-03-08")] * rows.num_rows, pa.date32()))
+    assert rows.column("rated").to_pylist() == [False] * 7 + [True] * 14
+    padding = rows.slice(7, offset)  # rated rows before the month's first, unrated, game
+    sliced = pa.concat_tables([padding, rows]).combine_chunks().slice(offset)
+    own = pa.Table.from_pylist(sliced.to_pylist(), schema=sliced.schema)
+    assert sliced.column("rated").chunk(0).offset == offset and own.column("rated").chunk(0).offset == 0
+    system = DiWZ(initial_ratings={"p-1": (1700, 3)})
+    march = Month(2001, 3)
+    from_slice = system.step(system.initial_state(), MonthInput(march, sliced))
+    from_own = system.step(system.initial_state(), MonthInput(march, own))
+    assert from_slice.history.num_rows == 14
+    assert from_slice.history.equals(from_own.history) and from_slice.table.equals(from_own.table)
+
+
 def with_common_columns(out: MonthOutput, month: Month) -> tuple[pa.Table, pa.Table]:
     """The month's tables with the columns the shared writer adds, in the models' order."""
     table, history = out.table, out.history

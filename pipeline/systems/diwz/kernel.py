@@ -214,13 +214,13 @@ def doubled_score(own, other):
 @numpy_division_njit
 def parse_month(
     game_offsets, game_data, result_offsets, result_data, player_offsets, player_data,
-    row_rated, row_day, row_supply, row_centres, row_year, year_validity, year_offset,
+    rated_bits, rated_offset, row_day, row_supply, row_centres, row_year, year_validity, year_offset,
     index_offsets, index_data, slots, count, order,
 ):
     """The month's rated games from its rows (GAME_COLUMNS in processing order; the string
-    columns as Arrow offsets and bytes, eliminated_year with its Arrow validity bitmap, empty
-    when it has no nulls, and the bitmap's offset): a game is a run of rows with the same
-    game_id and is rated when its first row is. Numbers the responsible players not known yet
+    columns as Arrow offsets and bytes, `rated` as its Arrow bits (no nulls) and their offset,
+    eliminated_year with its Arrow validity bitmap, empty when it has no nulls, and the bitmap's
+    offset): a game is a run of rows with the same game_id and is rated when its first row is. Numbers the responsible players not known yet
     (the index's offsets and bytes must have room for every row).
 
     Returns game_start (into the kept rows), game_day, whether each input row is kept (belongs
@@ -229,7 +229,7 @@ def parse_month(
     new player count and id order; then, when some rows are not kept, the kept rows' game ids
     and player ids (offsets and bytes each) and days for the history (empty arrays otherwise).
     """
-    rows = row_rated.size
+    rows = row_day.size
     game_start = np.empty(rows + 1, np.int64)
     game_day = np.empty(rows, np.int64)
     kept = np.empty(rows, np.int64)
@@ -244,7 +244,8 @@ def parse_month(
     r = 0
     while r < rows:
         end = run_end(game_offsets, game_data, r, rows)
-        if row_rated[r]:
+        first = rated_offset + r  # the first row's bit: its game is rated when it is set
+        if (rated_bits[first >> 3] >> (first & 7)) & 1:
             game_start[games] = kept_rows
             game_day[games] = row_day[r]
             games += 1

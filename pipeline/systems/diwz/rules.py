@@ -57,7 +57,7 @@ import pyarrow.compute as pc
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
 from pipeline.systems.kernels.ids import (
-    array_of, id_table, kept_rows, string_buffers, strings_of, table_size, validity_bits,
+    array_of, boolean_bits, id_table, kept_rows, string_buffers, strings_of, table_size, validity_bits,
 )
 from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import (
@@ -351,7 +351,7 @@ def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
     (game_start, game_day, keep, finish, players, chunks_needed, index.slots, count, order,
      game_offsets, game_bytes, player_offsets, player_bytes, days) = kernel.parse_month(
         *game_strings, *string_buffers(array("result")), *player_strings,
-        rated.to_numpy(zero_copy_only=False), days, numbers("supply_centres", 34), numbers("centres", 0),
+        boolean_bits(rated), rated.offset, days, numbers("supply_centres", 34), numbers("centres", 0),
         values(year), validity_bits(year),
         year.offset, index.offsets, index.data, index.slots, index.count, index.order,
     )

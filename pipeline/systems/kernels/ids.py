@@ -39,6 +39,13 @@ def validity_bits(array: pa.Array) -> np.ndarray:
 _NO_BITS = np.zeros(0, dtype=np.uint8)
 
 
+def boolean_bits(array: pa.BooleanArray) -> np.ndarray:
+    """A boolean array's value bits as uint8 (from bit `array.offset`, little bit order), without
+    copying: Arrow's to_numpy unpacks them into a byte per row."""
+    data = array.buffers()[1] if len(array) else None
+    return _NO_BITS if data is None else np.frombuffer(data, np.uint8)
+
+
 def strings_of(offsets: np.ndarray, data: np.ndarray, count: int) -> pa.StringArray:
     """The first `count` strings of an id pool (offsets and UTF-8 bytes) as an Arrow array that
     shares the pool's memory. Pools only grow, so the strings it shows never change; the
