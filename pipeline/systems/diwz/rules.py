@@ -106,6 +106,9 @@ def day_of(number: int) -> dt.date | None:
     return None if number == NO_DAY else EPOCH + dt.timedelta(days=int(number))
 
 
+_UNKNOWN_BYTES = np.frombuffer(kernel.UNKNOWN_PLAYER.tobytes(), np.uint8)   # one record of a player never seen
+
+
 def _resized(array: np.ndarray, rows: int, fill: np.ndarray | int) -> np.ndarray:
     """A copy of `array` with `rows` rows, the new ones set to `fill`."""
     out = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
@@ -222,7 +225,7 @@ class PlayerArrays:
         if players > rows:
             rows = max(2 * rows, players)
         size = len(self.chunks)
-        used, _, free = (int(v) for v in self.pool)
+        used, _, free = self.pool.tolist()
         if size - used + free < chunks:
             size = max(2 * size, used + chunks)
         # Only the chunks ever used are copied: the room is reserved for a month's worst case
@@ -232,7 +235,8 @@ class PlayerArrays:
         # The rows past `players` are left unset: copying or filling them cost a third of the copy.
         records = np.empty(rows, dtype=kernel.RECORD)
         records[:known].view(np.uint8)[...] = self.records[:known].view(np.uint8)  # raw bytes: see _resized
-        records[known:players] = kernel.UNKNOWN_PLAYER
+        # As raw bytes, broadcast: numpy sets a structured row field by field otherwise.
+        records[known:players].view(np.uint8).reshape(-1, kernel.RECORD.itemsize)[...] = _UNKNOWN_BYTES
         return PlayerArrays(records, pool_chunks, self.pool.copy())
 
     def collected(self, player: int) -> list[Result]:
