@@ -70,6 +70,23 @@ def test_same_bytes_and_prefix_match_python(a, b, pad):
     assert ids.same_string(data, a_start, a_start + len(a), word, b_start, b_start + len(b)) == (a == b)
 
 
+@settings(deadline=None)  # a first call may compile
+@given(strings=st.lists(st.binary(max_size=20), max_size=6), pad=st.integers(0, 9))
+def test_copy_words_appends_each_string_and_touches_only_its_room(strings, pad):
+    """Strings copied one after another, from anywhere in the source (its very end too), give
+    their concatenation; only the seven bytes of room after it may be written past it."""
+    source = np.frombuffer(b"#" * pad + b"".join(strings), np.uint8)
+    joined = b"".join(strings)
+    target = np.full(len(joined) + 7 + 4, 0xAB, np.uint8)
+    at, start = 0, pad
+    for text in strings:
+        end = ids.copy_words(source, start, start + len(text), target, at)
+        assert end == at + len(text)
+        at, start = end, start + len(text)
+    assert target[:len(joined)].tobytes() == joined
+    assert target[len(joined) + 7:].tobytes() == b"\xab" * 4
+
+
 NAMES = ["solo", "draw", "survived", "eliminated", "anarchy", "", "sixteen-bytes-id"]
 names_and_near_misses = (st.sampled_from([n.encode() for n in NAMES])
                          | st.sampled_from([n.encode() for n in NAMES]).map(lambda n: n + b"\0")

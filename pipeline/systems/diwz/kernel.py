@@ -35,7 +35,7 @@ from numba import njit
 from pipeline.systems.kernels import numpy_division_njit, plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
 from pipeline.systems.kernels.ids import (
-    copy_bytes, is_name, kept_string_buffers, longest_run, name_words, number_rows, run_end, string_words,
+    copy_words, is_name, kept_string_buffers, longest_run, name_words, number_rows, run_end, string_words,
 )
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
@@ -841,7 +841,7 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
                 places[at] = place_by_id[order[at]]
 
     ids_at = np.zeros(listed + 1, np.int32)
-    ids = np.empty(id_size, np.uint8)
+    ids = np.empty(id_size + 7, np.uint8)  # room for copy_words' last word
     columns = np.empty((2, listed), np.int64)
     last_out = np.empty(listed, np.int32)
     ratings_out = np.empty(listed, np.float64)
@@ -852,7 +852,7 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
     for at in range(listed):
         place = places[at]
         rating = rating_at[place]
-        ids_at[at + 1] = copy_bytes(id_bytes, id_offsets[at_rank[place]], id_offsets[at_rank[place] + 1], ids,
+        ids_at[at + 1] = copy_words(id_bytes, id_offsets[at_rank[place]], id_offsets[at_rank[place] + 1], ids,
                                      ids_at[at])
         if at > 0 and rating == previous:
             columns[0, at] = columns[0, at - 1]
@@ -866,7 +866,7 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
         text[end] = 45  # "-"
         size = _write_int(text, end + 1, evaluations_at[place])
         offsets[at + 1] = size
-    return columns, ratings_out, last_out, ids_at, ids, offsets, text[:size]
+    return columns, ratings_out, last_out, ids_at, ids[:id_size], offsets, text[:size]
 
 
 

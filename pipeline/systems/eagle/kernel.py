@@ -24,7 +24,7 @@ from numba import njit
 from pipeline.systems.eagle import table as top_counts
 from pipeline.systems.kernels import plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import MIX_1, copy_bytes, prefix, same_bytes, same_string
+from pipeline.systems.kernels.ids import MIX_1, copy_words, prefix, same_bytes, same_string
 from pipeline.systems.kernels.sort import radix_order, sorted_by_id, stable_order
 
 GAMES_COUNTED = 10
@@ -587,7 +587,7 @@ def table_columns(order, points, games, last, recent, id_offsets, id_bytes):
     defend = np.empty(n, dtype=np.float64)
     defended = np.zeros((n + 7) // 8, dtype=np.uint8)
     ids_at = np.empty(n + 1, dtype=np.int32)
-    ids = np.empty(id_bytes.shape[0], dtype=np.uint8)  # room for every id of the pool
+    ids = np.empty(id_bytes.shape[0] + 7, dtype=np.uint8)  # room for every id of the pool, and copy_words' last word
     ids_at[0] = 0
     for i in range(n):
         p = order[i]
@@ -596,7 +596,7 @@ def table_columns(order, points, games, last, recent, id_offsets, id_bytes):
         last_out[i] = last[p]
         defended[i >> 3] |= np.uint8(games[p] >= GAMES_COUNTED) << np.uint8(i & 7)
         defend[i] = recent[p, games[p] % GAMES_COUNTED] / 100.0
-        ids_at[i + 1] = copy_bytes(id_bytes, id_offsets[p], id_offsets[p + 1], ids, ids_at[i])
+        ids_at[i + 1] = copy_words(id_bytes, id_offsets[p], id_offsets[p + 1], ids, ids_at[i])
     return points_out, games_out, last_out, defend, defended, ids_at, ids[:ids_at[n]]
 
 

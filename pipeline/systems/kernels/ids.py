@@ -219,14 +219,25 @@ def run_starts(offsets, data):
     return starts[:runs + 1].copy()
 
 
+_BYTE = np.uint64(0xFF)
+
+
 @plain_njit
-def copy_bytes(source, start, stop, target, at):
-    """Copy source[start:stop] to target[at:]; returns the index after it. Unsigned indices
-    spare numba's test for negative ones on every byte."""
-    start, at = np.uint64(start), np.uint64(at)
-    for k in range(np.uint64(stop) - start):
-        target[at + k] = source[start + k]
-    return at + np.uint64(stop) - start
+def copy_words(source, start, stop, target, at):
+    """Copy source[start:stop] to target[at:]; returns the index after it. Eight bytes at a
+    time: each word is read with one load (prefix) and written with one store, so `target` needs
+    seven bytes of room past the copy (with a loop per byte, over ids of a few bytes, DiWZ's
+    list kernel took 0.5-1 ms longer over 120 months, of 11). Unsigned indices spare numba's
+    test for negative ones."""
+    at = np.uint64(at)
+    end = at + np.uint64(stop - start)
+    while start < stop:
+        word = prefix(source, start, stop)
+        for k in range(8):  # the compiler merges these into one store
+            target[at + np.uint64(k)] = np.uint8((word >> np.uint64(8 * k)) & _BYTE)
+        start += 8
+        at += np.uint64(8)
+    return end
 
 
 @plain_njit
