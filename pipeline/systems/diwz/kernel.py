@@ -251,20 +251,24 @@ def parse_month(
             games += 1
             lo = kept_rows
             small = True
+            day, supply = row_day[r], row_supply[r]  # a game's rows share its day and map
             for k in range(r, end):
-                kept[kept_rows] = k
-                kept_day[kept_rows] = row_day[r]  # a game's rows share its day
-                keep[k] = True
-                cat = result_category(result_data, result_offsets[k], result_offsets[k + 1])
-                bit = year_offset + k
-                given = year_validity.size == 0 or ((year_validity[bit >> 3] >> (bit & 7)) & 1) == 1
-                year = row_year[k] * np.int64(given)  # read for every row: a branch would mispredict
-                category[kept_rows] = cat
-                value = finish_key(cat, row_centres[k], year, end - r, row_supply[r])
-                key[kept_rows] = value
+                # Indexed with unsigned integers, which numba compiles without its test for a
+                # negative index on every access (the loop ran about 5% faster).
+                at, row = np.uint64(kept_rows), np.uint64(k)
+                kept[at] = k
+                kept_day[at] = day
+                keep[row] = True
+                cat = result_category(result_data, result_offsets[row], result_offsets[row + np.uint64(1)])
+                bit = np.uint64(year_offset + k)
+                given = year_validity.size == 0 or ((year_validity[bit >> np.uint64(3)] >> (bit & np.uint64(7))) & 1) == 1
+                year = row_year[row] * np.int64(given)  # read for every row: a branch would mispredict
+                category[at] = cat
+                value = finish_key(cat, row_centres[row], year, end - r, supply)
+                key[at] = value
                 # Packed as the row is read: a second pass over the game cost more.
                 small &= fits_packed(value)
-                finish[kept_rows] = cat * (2 * _KEY_LIMIT) + value
+                finish[at] = cat * (2 * _KEY_LIMIT) + value
                 kept_rows += 1
             if not small:
                 finish_values(category, key, lo, kept_rows, finish)
