@@ -803,7 +803,7 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
     for p in range(count):
         rec = records[p]
         rated = rec.rated
-        place = id_rank[p]
+        place = np.uint64(id_rank[p])  # unsigned: no test for a negative index (so below)
         at_rank[place] = p if rated else -1
         rating_at[place] = rec.rating
         evaluations_at[place] = rec.evaluations
@@ -854,10 +854,10 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
     size = 0
     previous = 0
     for at in range(listed):
-        place = places[at]
+        place = np.uint64(places[at])
         rating = rating_at[place]
-        ids_at[at + 1] = copy_words(id_bytes, id_offsets[at_rank[place]], id_offsets[at_rank[place] + 1], ids,
-                                     ids_at[at])
+        player = np.uint64(at_rank[place])
+        ids_at[at + 1] = copy_words(id_bytes, id_offsets[player], id_offsets[player + np.uint64(1)], ids, ids_at[at])
         if at > 0 and rating == previous:
             columns[0, at] = columns[0, at - 1]
         else:
