@@ -328,14 +328,15 @@ def _number_some(offsets, data, rows, n, done, pool_offsets, pool, slots, count,
     room for the next new id; returns (rows done, count). The table is probed here, in the loop
     over the rows: a lookup takes a few nanoseconds, and a call per row, which is not inlined,
     would cost as much again, as would arrays that may be replaced within the loop."""
-    mask = slots.shape[0] - 1
+    # Rows and slots are unsigned: numba tests a signed index for being negative on every access.
+    mask = np.uint64(slots.shape[0] - 1)
     for i in range(done, n):
-        r = i if rows is None else rows[i]
-        start, stop = offsets[r], offsets[r + 1]
+        r = np.uint64(i if rows is None else rows[i])
+        start, stop = offsets[r], offsets[r + np.uint64(1)]
         length = np.int64(stop - start)
         word = prefix(data, start, stop)
         tag = np.int64(word)
-        slot = np.int64(id_hash(word, data, start, stop) & np.uint64(mask))
+        slot = id_hash(word, data, start, stop) & mask
         number = np.int64(-1)
         while slots[slot, 0] >= 0:
             entry = slots[slot, 0]
@@ -345,7 +346,7 @@ def _number_some(offsets, data, rows, n, done, pool_offsets, pool, slots, count,
                                              pool_offsets[known + 1]):
                     number = known
                     break
-            slot = (slot + 1) & mask
+            slot = (slot + np.uint64(1)) & mask
         if number >= 0:
             out[i] = number
             continue
