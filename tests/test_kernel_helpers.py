@@ -87,6 +87,20 @@ def test_copy_words_appends_each_string_and_touches_only_its_room(strings, pad):
     assert target[len(joined) + 7:].tobytes() == b"\xab" * 4
 
 
+@settings(deadline=None)  # a first call may compile
+@given(values=st.lists(st.one_of(st.none(), st.booleans()), max_size=40), start=st.integers(0, 12))
+def test_bit_at_reads_arrows_value_and_validity_bits_of_a_slice(values, start):
+    """A boolean column sliced anywhere (bits starting mid-byte): each row's value bit and
+    validity bit, read at the slice's offset, are what Arrow holds."""
+    array = pa.array(values, pa.bool_()).slice(min(start, len(values)))
+    bits, validity = ids.boolean_bits(array), ids.validity_bits(array)
+    for i, value in enumerate(array.to_pylist()):
+        present = validity.shape[0] == 0 or ids.bit_at(validity, array.offset + i) == 1
+        assert present == (value is not None)
+        if value is not None:
+            assert ids.bit_at(bits, array.offset + i) == int(value)
+
+
 NAMES = ["solo", "draw", "survived", "eliminated", "anarchy", "", "sixteen-bytes-id"]
 names_and_near_misses = (st.sampled_from([n.encode() for n in NAMES])
                          | st.sampled_from([n.encode() for n in NAMES]).map(lambda n: n + b"\0")

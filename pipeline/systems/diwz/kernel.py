@@ -35,7 +35,8 @@ from numba import njit
 from pipeline.systems.kernels import numpy_division_njit, plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
 from pipeline.systems.kernels.ids import (
-    copy_words, is_name, kept_string_buffers, longest_run, name_words, number_rows, run_end, string_words,
+    bit_at, copy_words, is_name, kept_string_buffers, longest_run, name_words, number_rows, run_end,
+    string_words,
 )
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
@@ -220,8 +221,9 @@ def parse_month(
     """The month's rated games from its rows (GAME_COLUMNS in processing order; the string
     columns as Arrow offsets and bytes, `rated` as its Arrow bits (no nulls) and their offset,
     eliminated_year with its Arrow validity bitmap, empty when it has no nulls, and the bitmap's
-    offset): a game is a run of rows with the same game_id and is rated when its first row is. Numbers the responsible players not known yet
-    (the index's offsets and bytes must have room for every row).
+    offset): a game is a run of rows with the same game_id and is rated when its first row is.
+    Numbers the responsible players not known yet (the index's offsets and bytes must have room
+    for every row).
 
     Returns game_start (into the kept rows), game_day, whether each input row is kept (belongs
     to a rated game), per kept row its finish value (packed, or finish_values) and player
@@ -244,8 +246,7 @@ def parse_month(
     r = 0
     while r < rows:
         end = run_end(game_offsets, game_data, r, rows)
-        first = rated_offset + r  # the first row's bit: its game is rated when it is set
-        if (rated_bits[first >> 3] >> (first & 7)) & 1:
+        if bit_at(rated_bits, rated_offset + r):  # a game is rated when its first row is
             game_start[games] = kept_rows
             game_day[games] = row_day[r]
             games += 1
@@ -260,8 +261,7 @@ def parse_month(
                 kept_day[at] = day
                 keep[row] = True
                 cat = result_category(result_data, result_offsets[row], result_offsets[row + np.uint64(1)])
-                bit = np.uint64(year_offset + k)
-                given = year_validity.size == 0 or ((year_validity[bit >> np.uint64(3)] >> (bit & np.uint64(7))) & 1) == 1
+                given = year_validity.size == 0 or bit_at(year_validity, year_offset + k) == 1
                 year = row_year[row] * np.int64(given)  # read for every row: a branch would mispredict
                 category[at] = cat
                 value = finish_key(cat, row_centres[row], year, end - r, supply)

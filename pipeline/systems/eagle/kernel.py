@@ -24,7 +24,7 @@ from numba import njit
 from pipeline.systems.eagle import table as top_counts
 from pipeline.systems.kernels import plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
-from pipeline.systems.kernels.ids import MIX_1, copy_words, prefix, same_bytes, same_string
+from pipeline.systems.kernels.ids import MIX_1, bit_at, copy_words, prefix, same_bytes, same_string
 from pipeline.systems.kernels.sort import radix_order, sorted_by_id, stable_order
 
 GAMES_COUNTED = 10
@@ -65,8 +65,7 @@ def last_day_before(day, years):
 def _is_counted(variant_offsets, variant_data, variant_validity, variant_bit, r, name_offsets, names):
     """Whether row r's variant (Arrow offsets, bytes, and validity bitmap with its bit offset,
     empty when there are no nulls) is one of the names; a missing variant is not."""
-    bit = variant_bit + r
-    if variant_validity.shape[0] and not (variant_validity[bit >> 3] >> (bit & 7)) & 1:
+    if variant_validity.shape[0] and not bit_at(variant_validity, variant_bit + r):
         return False
     start, stop = variant_offsets[r], variant_offsets[r + 1]
     for d in range(name_offsets.shape[0] - 1):

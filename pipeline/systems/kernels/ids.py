@@ -219,6 +219,20 @@ def run_starts(offsets, data):
     return starts[:runs + 1].copy()
 
 
+_THREE, _SEVEN, _ONE = np.uint64(3), np.uint64(7), np.uint64(1)
+
+
+@plain_njit
+def bit_at(bits, index):
+    """Bit `index` (0 or 1) of an Arrow bitmap, little bit order: a boolean column's values or
+    a validity bitmap, `index` counted from the bitmap's start (the array's offset added).
+    Unsigned, so numba compiles no test for a negative index. A validity bitmap from
+    validity_bits is empty for a column without nulls: test its size first, in the caller's
+    loop (a helper that held that test made DiWZ's parse about 15% slower)."""
+    at = np.uint64(index)
+    return np.int64((np.uint64(bits[at >> _THREE]) >> (at & _SEVEN)) & _ONE)
+
+
 _BYTE = np.uint64(0xFF)
 
 
