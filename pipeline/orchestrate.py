@@ -200,8 +200,8 @@ def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool, first_
 SIDE_BY_SIDE_MONTHS = 24
 
 
-# What a system's run imports, once, in the server its process is forked from.
-SYSTEM_PROCESS_MODULES = ["pipeline.orchestrate", "pipeline.definitions"]
+# What a system's run imports, once, in the server its process is forked from (then frozen there).
+SYSTEM_PROCESS_MODULES = ["pipeline.process_server"]
 
 
 def system_processes() -> multiprocessing.context.BaseContext:

@@ -1,5 +1,6 @@
 """Same input, same bytes; non-conflicting deliveries in another order or split, same outputs."""
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,21 @@ def test_the_systems_process_server_starts_before_a_long_ingest_only(monkeypatch
     assert not orchestrate.warm_up_system_processes(side_by_side, warehouse, threshold=size + 1) and not started
     assert not orchestrate.warm_up_system_processes(one_at_a_time, warehouse, threshold=size) and not started
     assert orchestrate.warm_up_system_processes(side_by_side, warehouse, threshold=size) and started == [True]
+
+
+def test_the_systems_process_server_imports_every_system_and_freezes_the_imports():
+    """The server's preload imports (a failing import would be skipped silently by multiprocessing,
+    and every system's process would import on its own again), loads each system's module and
+    leaves the imports' objects frozen. In a process of its own: freezing is for good."""
+    import subprocess
+    import sys
+
+    from pipeline.orchestrate import SYSTEM_PROCESS_MODULES
+    from pipeline.systems.registry import SYSTEMS
+
+    modules = [SYSTEMS[name][0].partition(":")[0] for name in SYSTEMS]
+    probe = (f"import gc, importlib, sys\nfor m in {SYSTEM_PROCESS_MODULES!r}: importlib.import_module(m)\n"
+             f"missing = [m for m in {modules!r} if m not in sys.modules]\n"
+             "assert not missing, missing\nassert gc.get_freeze_count() > 100_000, gc.get_freeze_count()\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0, done.stderr

@@ -1,6 +1,6 @@
 """`python -m pipeline.cli`: the diprank command."""
 import sys
 
-from pipeline.cli.main import main
+from pipeline.cli.main import command_line
 
-sys.exit(main())
+sys.exit(command_line())
