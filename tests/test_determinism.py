@@ -114,9 +114,9 @@ def test_the_systems_process_server_imports_every_system_and_freezes_the_imports
     import sys
 
     from pipeline.orchestrate import SYSTEM_PROCESS_MODULES
-    from pipeline.systems.registry import SYSTEMS
+    from pipeline.systems.registry import SYSTEM_NAMES, system_class
 
-    modules = [SYSTEMS[name][0].partition(":")[0] for name in SYSTEMS]
+    modules = [system_class(name).__module__ for name in SYSTEM_NAMES]
     probe = (f"import gc, importlib, sys\nfor m in {SYSTEM_PROCESS_MODULES!r}: importlib.import_module(m)\n"
              f"missing = [m for m in {modules!r} if m not in sys.modules]\n"
              "assert not missing, missing\nassert gc.get_freeze_count() > 100_000, gc.get_freeze_count()\n")

@@ -107,7 +107,6 @@ def command_line() -> int:
     Not in main itself, which tests call many times in one process.
     """
     code = main()
-    sys.stdout.flush()
     gc.freeze()
     return code
 
