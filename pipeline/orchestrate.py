@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import multiprocessing.forkserver
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -27,7 +26,6 @@ from pipeline.defs.instance import prepare_local_instance
 from pipeline.defs.jobs import INGEST_JOB, rating_job_name
 from pipeline.defs.partitions import first_partitions
 from pipeline.defs.tags import range_tags
-from pipeline.ingest.deliveries import unread_bytes
 from pipeline.ingest.staging import SkippedEntry
 from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCounts, feed_counts
 from pipeline.rating.planning import Plan
@@ -185,59 +183,11 @@ def rate_system(plan: Plan, settings: Settings, instance: DagsterInstance | None
 
 
 def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool, first_months: dict[str, str]) -> SystemRun:
-    # A new process (forked from the server, not from the command): as quiet as the command, and
-    # its progress lines shown the same way.
+    # A process of its own, started anew: as quiet as the command, its progress lines shown the same way.
     warnings.filterwarnings("ignore")
     logging.getLogger("dagster").setLevel(logging.ERROR)
     show_progress(progress)
     return rate_system(plan, settings, first_months=first_months)
-
-
-# Fewer months than this in all the systems' runs are rated in the command's process, one system
-# after another: starting the systems' processes (a server importing Python and Dagster, then each
-# process loading the compiled kernels) costs about three seconds of a core, more than a few months
-# of any system (a new month's run, a late game).
-SIDE_BY_SIDE_MONTHS = 24
-
-
-# What a system's run imports, once, in the server its process is forked from (then frozen there).
-SYSTEM_PROCESS_MODULES = ["pipeline.process_server"]
-
-
-def system_processes() -> multiprocessing.context.BaseContext:
-    """Processes for the systems' runs, forked from a server that imported SYSTEM_PROCESS_MODULES.
-
-    Not forked from this process, which holds DuckDB's and Arrow's thread pools. A spawned process
-    imported Python, Dagster and Pandera itself (3 s of a core each) before its first month.
-    """
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(SYSTEM_PROCESS_MODULES)
-    return context
-
-
-def start_system_processes() -> None:
-    """Start the server of the systems' processes now; it imports in the background.
-
-    Only before a Dagster run or between runs: a step's output is redirected to its compute log
-    while it runs, and the server (and so every system's process) would write there instead.
-    """
-    system_processes()
-    multiprocessing.forkserver.ensure_running()
-
-
-# Deliveries to read of at least this size (1M games: 41 MB, ingested in about 25 s) keep ingest
-# busy long enough to hide the systems' process server importing beside it (about one and a half of
-# two cores are busy), and bring a history the systems rate side by side.
-WARM_UP_BYTES = 8 * 2**20
-
-
-def warm_up_system_processes(settings: Settings, warehouse: Warehouse, threshold: int = WARM_UP_BYTES) -> bool:
-    """Before ingest: start the systems' process server when the raw folder holds `threshold`
-    bytes or more that ingest will read and the systems can run side by side; whether it did."""
-    if settings.systems_at_once <= 1 or unread_bytes(settings.raw_path, warehouse) < threshold:
-        return False
-    start_system_processes()
-    return True
 
 
 def expected_work(plan: Plan) -> tuple[int, bool]:
@@ -247,20 +197,21 @@ def expected_work(plan: Plan) -> tuple[int, bool]:
 
 
 def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstance | None = None) -> Iterator[SystemRun]:
-    """Run the systems' range runs, side by side in separate processes when several cores are there
-    and the runs are long enough to repay starting them (SIDE_BY_SIDE_MONTHS).
+    """Run the systems' range runs: one after another in this process when the settings allow one
+    at a time, else side by side, each in a process of its own (`systems_at_once` of them).
 
     The systems write disjoint outputs and only read the validated feeds (each run holds its own
-    system's lock and a shared feeds lock), so they need no order among them.
+    system's lock and a shared feeds lock), so they need no order among them. The processes are
+    spawned, not forked: this process holds DuckDB's and Arrow's thread pools.
     """
     at_once = min(settings.systems_at_once, len(plans))
     first_months = first_months_now(settings)  # the feeds do not change while the systems run
-    if at_once <= 1 or sum(len(month_range(p.first, p.last)) for p in plans) < SIDE_BY_SIDE_MONTHS:
+    if at_once <= 1:
         for plan in plans:
             yield rate_system(plan, settings, instance, first_months)
         return
     progress = bool(logging.getLogger(PROGRESS_LOGGER).handlers)
-    with ProcessPoolExecutor(max_workers=at_once, mp_context=system_processes()) as pool:
+    with ProcessPoolExecutor(max_workers=at_once, mp_context=multiprocessing.get_context("spawn")) as pool:
         # The longest runs start first, so that no core is left with a long one at the end.
         longest_first = sorted(range(len(plans)), key=lambda k: expected_work(plans[k]), reverse=True)
         futures = {k: pool.submit(_rate_system_in_child, plans[k], settings, progress, first_months)

@@ -59,9 +59,9 @@ def test_systems_side_by_side_write_what_one_after_another_writes(tmp_path):
     assert results["1"] and results["1"] == results["2"]
 
 
-def test_runs_of_a_few_months_stay_in_the_process_and_longer_ones_start_one_per_system(monkeypatch):
-    """Starting a process per system costs more than rating a few months: a new month's run (four
-    systems, one month each) rates in the command's process; a backfill starts the processes."""
+def test_systems_run_in_this_process_one_at_a_time_else_each_in_a_spawned_process(monkeypatch):
+    """One system at a time rates in the command's process; more start a pool of that many
+    processes, spawned (this process holds DuckDB's and Arrow's threads, which a fork would copy)."""
     import pipeline.orchestrate as orchestrate
     from pipeline.core.months import Month
     from pipeline.rating.planning import Plan
@@ -73,52 +73,17 @@ def test_runs_of_a_few_months_stay_in_the_process_and_longer_ones_start_one_per_
 
     class NoPool:
         def __init__(self, max_workers, mp_context):
-            pools.append(max_workers)
+            pools.append((max_workers, mp_context.get_start_method()))
             raise RuntimeError("no process is started here")
 
     monkeypatch.setattr(orchestrate, "ProcessPoolExecutor", NoPool)
-    settings = Settings(systems_at_once=2)
     month = Month(2026, 1)
-    list(orchestrate.rate_systems([Plan(s, month, month) for s in ("club", "eagle", "diwz", "dip_pouch")], settings))
+    plans = [Plan(s, month, month) for s in ("club", "eagle", "diwz", "dip_pouch")]
+    list(orchestrate.rate_systems(plans, Settings(systems_at_once=1)))
     assert in_process == ["club", "eagle", "diwz", "dip_pouch"] and pools == []
-    with_years = [Plan(s, Month(2024, 1), month) for s in ("club", "eagle")]
     with pytest.raises(RuntimeError, match="no process"):
-        list(orchestrate.rate_systems(with_years, settings))
-    assert pools == [2]
-
-
-def test_the_systems_process_server_starts_before_a_long_ingest_only(monkeypatch, tmp_path):
-    """Much to read (a backfill) starts the server of the systems' processes before ingest, so that
-    it imports beside it; little to read, or one system at a time, starts nothing."""
-    import pipeline.orchestrate as orchestrate
-    from pipeline.settings import Settings
-    from pipeline.warehouse.store import Warehouse
-
-    started = []
-    monkeypatch.setattr(orchestrate, "start_system_processes", lambda: started.append(True))
-    raw = tmp_path / "raw"
-    write_csv(raw / "games" / "g.csv", list(synthetic_games(3, 20, 10, dt.date(2018, 1, 1), dt.date(2018, 6, 30))))
-    size = (raw / "games" / "g.csv").stat().st_size
-    warehouse = Warehouse(tmp_path / "w")
-    side_by_side, one_at_a_time = Settings(raw_dir=str(raw), systems_at_once=2), Settings(raw_dir=str(raw), systems_at_once=1)
-    assert not orchestrate.warm_up_system_processes(side_by_side, warehouse, threshold=size + 1) and not started
-    assert not orchestrate.warm_up_system_processes(one_at_a_time, warehouse, threshold=size) and not started
-    assert orchestrate.warm_up_system_processes(side_by_side, warehouse, threshold=size) and started == [True]
-
-
-def test_the_systems_process_server_imports_every_system_and_freezes_the_imports():
-    """The server's preload imports (a failing import would be skipped silently by multiprocessing,
-    and every system's process would import on its own again), loads each system's module and
-    leaves the imports' objects frozen. In a process of its own: freezing is for good."""
-    import subprocess
-    import sys
-
-    from pipeline.orchestrate import SYSTEM_PROCESS_MODULES
-    from pipeline.systems.registry import SYSTEM_NAMES, system_class
-
-    modules = [system_class(name).__module__ for name in SYSTEM_NAMES]
-    probe = (f"import gc, importlib, sys\nfor m in {SYSTEM_PROCESS_MODULES!r}: importlib.import_module(m)\n"
-             f"missing = [m for m in {modules!r} if m not in sys.modules]\n"
-             "assert not missing, missing\nassert gc.get_freeze_count() > 100_000, gc.get_freeze_count()\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parent.parent)
-    assert done.returncode == 0, done.stderr
+        list(orchestrate.rate_systems(plans, Settings(systems_at_once=3)))
+    assert pools == [(3, "spawn")]
+    with pytest.raises(RuntimeError, match="no process"):
+        list(orchestrate.rate_systems(plans[:2], Settings(systems_at_once=4)))
+    assert pools[-1] == (2, "spawn")  # never more processes than runs

@@ -191,7 +191,6 @@ def summarised_run(settings: Settings, warehouse, first: Month | None, last: Mon
     started = time.perf_counter()
     warehouse.remove_leftovers()
     say(f"ingest and validate {settings.raw_dir}")
-    orchestrate.warm_up_system_processes(settings, warehouse)  # before any Dagster run (see there)
     ingest = orchestrate.ingest(settings, MAX_LISTED_PROBLEMS, instance)
     say(f"  ingest and validation took {time.perf_counter() - started:.1f} s")
     if ingest.failure:
