@@ -228,14 +228,18 @@ def test_many_players_grow_every_array_and_match_the_reference():
     for out, ref in zip(outputs, expected, strict=True):
         assert out.table.to_pylist() == ref["rankings"], ref["month"]
         assert out.history.to_pylist() == ref["history"], ref["month"]
-    # Every growable array outgrew its first capacity.
+    # The records and the numbering grew with the players.
     fresh = system.initial_state()
-    assert final.count > 1000
-    assert len(final.arrays.records) > len(fresh.arrays.records)
-    assert len(final.arrays.chunks) > len(fresh.arrays.chunks)
-    assert len(final.index.data) > len(fresh.index.data)
-    assert len(final.index.offsets) > len(fresh.index.offsets)
-    assert final.index.slots.shape[0] > fresh.index.slots.shape[0]
+    assert len(final.arrays.records) == final.count > 1000
+    assert final.index.numbers.slots.shape[0] > fresh.index.numbers.slots.shape[0]
+    # Each month's copy keeps the collected results of the players still collecting, and only those.
+    states = [system.initial_state()] + [out.state for out in outputs]
+    carried = [after.arrays.collected_rows for after in states[1:]]
+    live = [int(before.arrays.records["collected_count"].sum()) for before in states[:-1]]
+    assert carried == live and max(live) > 0
+    first_ratings = [row for out in outputs for row in out.history.to_pylist()
+                     if row["rating_before"] is None and row["rating_after"] is not None]
+    assert first_ratings  # collections were left behind for the copies to drop
     # A checkpoint of the grown state continues identically.
     cut = len(months) // 2
     _, halfway = fast_run(system, rows, months[:cut])
@@ -342,9 +346,9 @@ def test_compiled_first_rating_is_the_references(results):
     score = sum(points for points, _ in results)  # halves: exact
     opponents = np.array([o for _, o in results], np.int64)
     expected = reference_erstzahl(results)
-    assert kernel.first_rating(score, opponents, kernel.TEN) == expected
+    assert kernel.first_rating(score, opponents, np.empty(len(opponents)), kernel.TEN) == expected
     assert kernel._first_rating_by_powers(score, opponents, kernel.TEN) == expected
-    rating, vouched = kernel._first_rating_by_products(score, opponents, kernel.TEN)
+    rating, vouched = kernel._first_rating_by_products(score, opponents, np.empty(len(opponents)), kernel.TEN)
     if np.abs(opponents).max() > 8_000:
         assert not vouched
     elif vouched:
@@ -356,8 +360,9 @@ def test_an_iterate_on_an_integer_is_left_to_the_reference_steps():
     product a unit in the last place off could floor to 1615; the fast steps do not vouch."""
     results = [(1.0, 1600)] * 3 + [(0.0, 1600)] * 2
     opponents = np.full(5, 1600, np.int64)
-    assert kernel._first_rating_by_products(3.0, opponents, kernel.TEN)[1] is False
-    assert kernel.first_rating(3.0, opponents, kernel.TEN) == reference_erstzahl(results) == 1667
+    room = np.empty(len(opponents))
+    assert kernel._first_rating_by_products(3.0, opponents, room, kernel.TEN)[1] is False
+    assert kernel.first_rating(3.0, opponents, room, kernel.TEN) == reference_erstzahl(results) == 1667
 
 
 def test_first_rating_margin_covers_the_two_evaluations_gap():
@@ -371,7 +376,7 @@ def test_first_rating_margin_covers_the_two_evaluations_gap():
         score = int(rng.integers(1, 2 * n)) / 2
         for exact, fast, margin in product_and_power_iterates(score, opponents.tolist()):
             assert abs(exact - fast) < margin / 10, (score, opponents.tolist())
-        vouched_count += kernel._first_rating_by_products(score, opponents, kernel.TEN)[1]
+        vouched_count += kernel._first_rating_by_products(score, opponents, np.empty(len(opponents)), kernel.TEN)[1]
     assert vouched_count == 2_000
 
 

@@ -1,18 +1,42 @@
-"""DiWZ month kernels (SPEC §3.4), compiled with numba over integer-coded arrays.
+"""DiWZ month kernels (seed 004, SPEC §3.4), compiled with numba over integer-coded arrays.
+
+The rule (seed part II) and the functions that apply it:
+  1.3, 1.4  only rated games count, in the order they ended:  parse_month, rate_month, rate_games
+  1.5, 4.4  a rating two years without an evaluation is
+            struck off, at a game or at the month's end:      stands_until, strike_off_expired
+  2.1       W against a rated opponent, We over the game:     expectation, game_expectations
+  2.3       the points from the finish order (2.3.1-2.3.4),
+            opponents without a rating left out:              finish_key, doubled_score, rated_powers
+  2.4       the performance TE:                               performance
+  2.5       the new DiWZ; results from fewer than three
+            opponents wait and are pooled with the next game: results_wait, wait_results,
+                                                              evaluate_results, new_rating
+  2.6       a newcomer collects results against rated
+            opponents; the Erstzahl, iterated from 1600, once
+            five are collected, not at 0% or 100%:            collect_newcomer_results,
+                                                              first_rating_due, take_first_rating,
+                                                              first_rating
+  part I, 3 the niveau, the opponents' average:              niveau
+Where the rules are silent (see pipeline.systems.diwz.rules): newcomers start at 1600-0
+(ratings_before_game), and an existing list's strike-off clock starts with the data
+(start_clocks).
+
+rate_games, which takes each game's steps, allocates nothing and is compiled without numba's
+reference counting (kernels.plain_njit), and the steps it takes for every game and row inline
+into it: the tuples of arrays they are handed then cost nothing per call. rate_month allocates
+what it needs.
 
 The encoding pipeline.systems.diwz.rules shares with these kernels:
-  - players are dense numbers; a player's record is one 64-byte RECORD in `records`;
+  - players are dense numbers (pipeline.systems.kernels.numbering); a player's record is one
+    64-byte RECORD in `records`;
   - days are day numbers (days since 1970-01-01, as Arrow's date32), NO_DAY for "none";
   - scores are doubled to integers (0, 1, 2 for 0, ½, 1), so every sum of scores is exact;
   - a rated player's waiting results (at most MIN_RESULTS − 1) sit in two slots of the record;
-  - a newcomer's collected results (unbounded) sit in a pool of chunks: one int64 row of
-    `chunks` per chunk (the next chunk or -1, then CHUNK doubled scores, then CHUNK opponent
-    ratings), linked per player from collected_head to collected_tail; an emptied collection
-    returns its chunks to a free list. `pool` holds [chunks ever used, first free chunk or -1,
-    free chunks];
-  - player ids are Arrow-style string buffers (int32 offsets, UTF-8 bytes) with an
-    open-addressing hash table of their numbers (`slots`, pipeline.systems.kernels.ids) and
-    `order`, every number in id order.
+  - a newcomer's collected results (unbounded) are rows of `collected` (COLLECTED), each
+    linked to the same player's previous one; the record holds the newest row, the count and
+    the doubled sum. A month appends rows after those in use; the rows of a collection that
+    became a rating are left behind, and the next month's copy keeps the live rows only
+    (flatten_collections, linked_collections).
 
 Floats are computed in the order and with the operations of the reference
 (pipeline.systems.diwz.reference), so results agree to the last bit: sums of W run over waiting (or
@@ -35,10 +59,9 @@ from numba import njit
 from pipeline.systems.kernels import numpy_division_njit, plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
 from pipeline.systems.kernels.ids import (
-    bit_at, copy_words, is_name, kept_string_buffers, longest_run, name_words, number_rows, run_end,
-    string_words,
+    bit_at, copy_words, is_name, kept_string_buffers, longest_run, name_words, run_end, string_words,
 )
-from pipeline.systems.kernels.sort import extend_id_order, stable_order
+from pipeline.systems.kernels.sort import stable_order
 
 from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
 
@@ -68,8 +91,7 @@ RECORD = np.dtype(
         ("rated_since", np.int32),       # the day a never-evaluated rating was given
         ("collected_count", np.int32),   # newcomer: results toward the Erstzahl ...
         ("collected_score", np.int32),   # ... their doubled sum
-        ("collected_head", np.int32),    # ... first and last pool chunk, or -1
-        ("collected_tail", np.int32),
+        ("collected_last", np.int32),    # ... the row of the newest in `collected`, or -1
         ("rated", np.bool_),             # the player holds a rating
         ("pending_count", np.int8),      # rated player: results waiting (fewer than MIN_RESULTS)
         ("pending_score", np.int8, (MIN_RESULTS - 1,)),      # ... their doubled scores
@@ -79,15 +101,11 @@ RECORD = np.dtype(
 UNKNOWN_PLAYER = np.zeros((), dtype=RECORD)   # the record of a player never seen
 for _name in ("keeps_until", "last_evaluated", "rated_since"):
     UNKNOWN_PLAYER[_name] = NO_DAY
-for _name in ("collected_head", "collected_tail"):
-    UNKNOWN_PLAYER[_name] = -1
+UNKNOWN_PLAYER["collected_last"] = -1
 PENDING_SLOTS = MIN_RESULTS - 1
 
-CHUNK = 8                    # collected results per pool chunk
-CHUNK_NEXT = 0
-CHUNK_SCORE = 1              # CHUNK doubled scores from here
-CHUNK_OPPONENT = 1 + CHUNK   # CHUNK opponent ratings from here
-CHUNK_FIELDS = 1 + 2 * CHUNK
+# A newcomer's collected result, one row of `collected` (rule 2.6).
+COLLECTED = np.dtype([("previous", np.int32), ("score", np.int32), ("opponent", np.int64)])
 
 
 # The results whose finish category is not OUTSIDE_RESULT (finish_key in diwz_finish).
@@ -138,7 +156,26 @@ def whole_expectation(rating, opponent_rating, table, ten):
     return expectation(rating, opponent_rating, ten)
 
 
-# --- calendar ---------------------------------------------------------------------------------
+@numpy_division_njit
+def performance(rating, tally):
+    """TE = R + (P − We)·800/n (rule 2.4), from a tally (doubled P, n, Σ opponents' ratings, We)."""
+    doubled, count, _opponent_sum, expected = tally
+    return rating + (doubled * 0.5 - expected) * SCALE / count
+
+
+@numpy_division_njit
+def niveau(opponent_sum, count):
+    """The niveau: the opponents' average rating (seed part I, 3)."""
+    return opponent_sum / count
+
+
+@numpy_division_njit
+def new_rating(old, performance, count):
+    """DiWZn = DiWZa + (TE − DiWZa)·n/(20 + n), rounded half up (rule 2.5)."""
+    return half_up_int(old + (performance - old) * count / (DEVELOPMENT + count))
+
+
+# --- calendar (rules 1.5, 4.4) ----------------------------------------------------------------
 
 
 @numpy_division_njit
@@ -152,6 +189,27 @@ def set_keeps_until(records, count):
             rec.keeps_until = add_years(anchor, STRIKE_OFF_YEARS)
         else:
             rec.keeps_until = NO_DAY
+
+
+@numpy_division_njit
+def month_days(month_end):
+    """The month's first day (a game's day lies on or after it) and, for each of the 32 days
+    from it, the last day a rating evaluated that day stands (rules 1.5, 4.4)."""
+    first_day = month_end - 31
+    keeps = np.empty(32, np.int64)
+    for d in range(32):
+        keeps[d] = add_years(first_day + d, STRIKE_OFF_YEARS)
+    return first_day, keeps
+
+
+@njit(cache=True, inline="always")
+def stands_until(day, days):
+    """The last day a rating evaluated on `day` stands without another evaluation (rules 1.5,
+    4.4): from month_days' table for a day of the month."""
+    first_day, keeps = days
+    if first_day <= day < first_day + 32:
+        return keeps[day - first_day]
+    return add_years(day, STRIKE_OFF_YEARS)
 
 
 # --- finish order (rule 2.3, pipeline.systems.diwz.finish) ------------------------------------
@@ -172,8 +230,9 @@ def result_category(data, start, end):
 @njit(cache=True, inline="always")
 def finish_key(category, centres, eliminated_year, powers, supply_centres):
     """The second part of a power's finish key; the first is its category (without a branch on
-    it, as result_category): the elimination year, the tier of a power left outside the solo or
-    draw ("fewer than VZ/N" and "fewer than 2·VZ/N", compared in integers), else 0."""
+    it, as result_category): the elimination year (rule 2.3.2), the tier of a power left
+    outside the solo or draw ("fewer than VZ/N" and "fewer than 2·VZ/N", compared in integers,
+    rule 2.3.4), else 0."""
     tier = np.int64(centres * powers >= supply_centres) + np.int64(centres * powers >= 2 * supply_centres)
     return (np.int64(category == ELIMINATED) * eliminated_year
             + np.int64(category == OUTSIDE_RESULT) * tier)
@@ -193,7 +252,7 @@ def fits_packed(key):
 def finish_values(category, key, lo, hi, out):
     """One integer per power of a game that orders the game's powers as their finish keys
     (category, key) do, for a game with a key that does not fit_packed: the number of powers
-    with a smaller key. parse_month writes every other game's values packed as it reads them."""
+    with a smaller key. Every other game's values are packed as they are read."""
     for i in range(lo, hi):
         below = 0
         for j in range(lo, hi):
@@ -205,178 +264,159 @@ def finish_values(category, key, lo, hi, out):
 @numpy_division_njit
 def doubled_score(own, other):
     """2, 1 or 0 (a point, half a point, nothing) for a better, the same or a worse finish
-    group, from two finish values."""
+    group, from two finish values (rules 2.3.1 to 2.3.4)."""
     return (own > other) + (own >= other)
 
 
 # --- the month's rows -------------------------------------------------------------------------
 
 
-@numpy_division_njit
-def parse_month(
-    game_offsets, game_data, result_offsets, result_data, player_offsets, player_data,
-    rated_bits, rated_offset, row_day, row_supply, row_centres, row_year, year_validity, year_offset,
-    index_offsets, index_data, slots, count, order,
-):
-    """The month's rated games from its rows (GAME_COLUMNS in processing order; the string
-    columns as Arrow offsets and bytes, `rated` as its Arrow bits (no nulls) and their offset,
-    eliminated_year with its Arrow validity bitmap, empty when it has no nulls, and the bitmap's
-    offset): a game is a run of rows with the same game_id and is rated when its first row is.
-    Numbers the responsible players not known yet (the index's offsets and bytes must have room
-    for every row).
+@plain_njit
+def is_rated(rated, row):
+    """Whether a row's game is rated, from the `rated` column's (bits, offset) (rule 1.3)."""
+    bits, offset = rated
+    return bit_at(bits, offset + row)
 
-    Returns game_start (into the kept rows), game_day, whether each input row is kept (belongs
-    to a rated game), per kept row its finish value (packed, or finish_values) and player
-    number, the pool chunks the month's results could need at most; then the hash table, the
-    new player count and id order; then, when some rows are not kept, the kept rows' game ids
-    and player ids (offsets and bytes each) and days for the history (empty arrays otherwise).
+
+@plain_njit
+def elimination_year(eliminated_year, row):
+    """A row's eliminated_year, 0 where null, from the column's (values, validity bitmap (empty
+    without nulls), offset); read for every row, as a branch on the result would mispredict."""
+    values, validity, offset = eliminated_year
+    given = validity.size == 0 or bit_at(validity, offset + row) == 1
+    return values[np.uint64(row)] * np.int64(given)
+
+
+@plain_njit
+def write_finish_values(first, end, supply_centres, finish_columns, finish, at):
+    """The finish values of a game's powers, rows first..end-1, to finish[at:] (rule 2.3):
+    category·2^41 + key. `finish_columns`: result as (offsets, bytes), centres, and
+    eliminated_year as elimination_year reads it. Returns whether every key fit_packed (else
+    unpacked_finish_values gives the game's values)."""
+    (result_offsets, result_data), centres, eliminated_year = finish_columns
+    powers = end - first
+    small = True
+    for k in range(first, end):
+        # Indexed with unsigned integers, which numba compiles without its test for a negative
+        # index on every access.
+        row, out = np.uint64(k), np.uint64(at + k - first)
+        category = result_category(result_data, result_offsets[row], result_offsets[row + np.uint64(1)])
+        key = finish_key(category, centres[row], elimination_year(eliminated_year, k), powers, supply_centres)
+        # Packed as the row is read, sparing a second pass over the game.
+        small &= fits_packed(key)
+        finish[out] = category * (2 * _KEY_LIMIT) + key
+    return small
+
+
+@numpy_division_njit
+def unpacked_finish_values(first, end, supply_centres, finish_columns, finish, at):
+    """write_finish_values for a game with a finish key that does not fit_packed."""
+    (result_offsets, result_data), centres, eliminated_year = finish_columns
+    powers = end - first
+    category = np.empty(powers, np.int64)
+    key = np.empty(powers, np.int64)
+    for k in range(powers):
+        row = first + k
+        category[k] = result_category(result_data, result_offsets[row], result_offsets[row + 1])
+        key[k] = finish_key(category[k], centres[row], elimination_year(eliminated_year, row), powers,
+                            supply_centres)
+    finish_values(category, key, 0, powers, finish[at:at + powers])
+
+
+@numpy_division_njit
+def parse_month(game_id, result, player_id, rated, day, supply_centres, centres, eliminated_year):
+    """The month's rated games from its rows (GAME_COLUMNS in processing order): the string
+    columns as Arrow (offsets, bytes), `rated` as its Arrow (bits, offset) (no nulls),
+    eliminated_year as (values, validity bitmap (empty without nulls), the bitmap's offset). A
+    game is a run of rows with the same game_id, and is rated when its first row is (rule 1.3).
+
+    Returns game_start (into the kept rows), game_day, whether each row is kept (belongs to a
+    rated game), per kept row its finish value (rule 2.3), the most results the month's
+    newcomers could collect, and, when some rows are not kept, the kept rows' game ids and
+    player ids ((offsets, bytes) each) and days for the history (empty arrays otherwise).
     """
-    rows = row_day.size
+    rows = day.size
     game_start = np.empty(rows + 1, np.int64)
     game_day = np.empty(rows, np.int64)
-    kept = np.empty(rows, np.int64)
-    kept_day = np.empty(rows, np.int32)
     keep = np.zeros(rows, np.bool_)
-    category = np.empty(rows, np.int64)
-    key = np.empty(rows, np.int64)
     finish = np.empty(rows, np.int64)
+    kept_day = np.empty(rows, np.int32)
+    finish_columns = (result, centres, eliminated_year)
     games = 0
-    kept_rows = 0
-    chunks_needed = 0
+    kept = 0
+    results_needed = 0
     r = 0
     while r < rows:
-        end = run_end(game_offsets, game_data, r, rows)
-        if bit_at(rated_bits, rated_offset + r):  # a game is rated when its first row is
-            game_start[games] = kept_rows
-            game_day[games] = row_day[r]
+        end = run_end(game_id[0], game_id[1], r, rows)
+        if is_rated(rated, r):
+            game_start[games] = kept
+            game_day[games] = day[r]
             games += 1
-            lo = kept_rows
-            small = True
-            day, supply = row_day[r], row_supply[r]  # a game's rows share its day and map
-            for k in range(r, end):
-                # Indexed with unsigned integers, which numba compiles without its test for a
-                # negative index on every access (the loop ran about 5% faster).
-                at, row = np.uint64(kept_rows), np.uint64(k)
-                kept[at] = k
-                kept_day[at] = day
-                keep[row] = True
-                cat = result_category(result_data, result_offsets[row], result_offsets[row + np.uint64(1)])
-                given = year_validity.size == 0 or bit_at(year_validity, year_offset + k) == 1
-                year = row_year[row] * np.int64(given)  # read for every row: a branch would mispredict
-                category[at] = cat
-                value = finish_key(cat, row_centres[row], year, end - r, supply)
-                key[at] = value
-                # Packed as the row is read: a second pass over the game cost more.
-                small &= fits_packed(value)
-                finish[at] = cat * (2 * _KEY_LIMIT) + value
-                kept_rows += 1
-            if not small:
-                finish_values(category, key, lo, kept_rows, finish)
-            # Pool chunks the game's results could need at most (a row adds powers − 1 results).
-            powers = end - r
-            chunks_needed += powers * ((powers - 1 + CHUNK - 1) // CHUNK)
+            first = kept
+            kept += end - r
+            # A game's rows share its day and map.
+            if not write_finish_values(r, end, supply_centres[r], finish_columns, finish, first):
+                unpacked_finish_values(r, end, supply_centres[r], finish_columns, finish, first)
+            for k in range(end - r):
+                keep[np.uint64(r + k)] = True
+                kept_day[np.uint64(first + k)] = day[r]
+            results_needed += (end - r) * (end - r - 1)  # each power against every other
         r = end
-    game_start[games] = kept_rows
+    game_start[games] = kept
 
-    players = np.empty(kept_rows, np.int64)
-    first_new = count
-    # The index has room for every row's id: only the table may be replaced.
-    count, _, _, slots = number_rows(player_offsets, player_data, kept[:kept_rows], index_offsets, index_data,
-                                     slots, count, players)
-    if count > first_new:
-        grown = np.empty(count, order.dtype)
-        grown[:first_new] = order
-        extend_id_order(grown, first_new, count, index_offsets, index_data)
-        order = grown
-    # The history's ids and days are copied here when rows were dropped: as a separate pass, with
-    # its own calls and arrays, the copy cost twice as much.
-    if kept_rows < rows:
-        game_ids = kept_string_buffers(game_offsets, game_data, keep)
-        player_ids = kept_string_buffers(player_offsets, player_data, keep)
-        days = kept_day[:kept_rows]
+    # The history's ids and days are copied here, while the rows are at hand, when rows were
+    # dropped: a separate pass would read the columns again.
+    if kept < rows:
+        game_ids = kept_string_buffers(game_id[0], game_id[1], keep)
+        player_ids = kept_string_buffers(player_id[0], player_id[1], keep)
+        days = kept_day[:kept]
     else:
         game_ids = player_ids = (np.zeros(1, np.int32), np.zeros(0, np.uint8))
         days = kept_day[:0]
-    return (game_start[:games + 1], game_day[:games], keep, finish[:kept_rows], players, chunks_needed,
-            slots, count, order, *game_ids, *player_ids, days)
+    return game_start[:games + 1], game_day[:games], keep, finish[:kept], results_needed, game_ids, player_ids, days
 
 
-# --- pool of collected results ----------------------------------------------------------------
+# --- newcomers' collected results (rule 2.6) --------------------------------------------------
 
 
-@numpy_division_njit
-def _take_chunk(chunks, pool):
-    free = pool[1]
-    if free >= 0:
-        pool[1] = chunks[free, CHUNK_NEXT]
-        pool[2] -= 1
-        chunk = free
-    else:
-        chunk = pool[0]
-        pool[0] += 1
-    chunks[chunk, CHUNK_NEXT] = -1
-    return chunk
+@njit(cache=True, inline="always")
+def collect(rec, score, opponent, collected, used):
+    """Append one result (doubled score, the opponent's rating) to a newcomer's collection, at
+    row `used` of `collected`; returns the next free row."""
+    row = collected[used]
+    row.previous = rec.collected_last
+    row.score = score
+    row.opponent = opponent
+    rec.collected_last = used
+    rec.collected_count += 1
+    rec.collected_score += score
+    return used + 1
 
 
-@numpy_division_njit
-def _free_collection(rec, chunks, pool):
-    count = rec.collected_count
-    if count > 0:
-        chunks[rec.collected_tail, CHUNK_NEXT] = pool[1]
-        pool[1] = rec.collected_head
-        pool[2] += (count + CHUNK - 1) // CHUNK
-    rec.collected_count = 0
-    rec.collected_score = 0
-    rec.collected_head = -1
-    rec.collected_tail = -1
+@plain_njit
+def collected_opponents(rec, collected, out):
+    """A collection's opponent ratings, in the order they were gathered, to the start of `out`."""
+    row = rec.collected_last
+    for k in range(rec.collected_count - 1, -1, -1):
+        out[k] = collected[row].opponent
+        row = collected[row].previous
 
 
-@numpy_division_njit
-def _append_collected(rec, scores, opponents, m, chunks, pool):
-    count = rec.collected_count
-    for t in range(m):
-        slot = count % CHUNK
-        if slot == 0:
-            chunk = _take_chunk(chunks, pool)
-            if count == 0:
-                rec.collected_head = chunk
-            else:
-                chunks[rec.collected_tail, CHUNK_NEXT] = chunk
-            rec.collected_tail = chunk
-        chunks[rec.collected_tail, CHUNK_SCORE + slot] = scores[t]
-        chunks[rec.collected_tail, CHUNK_OPPONENT + slot] = opponents[t]
-        rec.collected_score += scores[t]
-        count += 1
-    rec.collected_count = count
-
-
-@numpy_division_njit
-def _collected_opponents(rec, chunks):
-    """A collection's opponent ratings, in the order they were gathered."""
-    count = rec.collected_count
-    out = np.empty(count, np.int64)
-    chunk = rec.collected_head
-    for k in range(count):
-        if k > 0 and k % CHUNK == 0:
-            chunk = chunks[chunk, CHUNK_NEXT]
-        out[k] = chunks[chunk, CHUNK_OPPONENT + k % CHUNK]
-    return out
-
-
-@numpy_division_njit
-def first_rating(score, opponents, ten):
+@plain_njit
+def first_rating(score, opponents, powers, ten):
     """The Erstzahl (rule 2.6): R ← R + (P − We(R))·800/(20 + n) from 1600, unrounded, until the
     integer part (floor) of two successive values is the same; that integer.
 
     Only that integer is kept, so the steps need not give the reference's floats to the bit,
     only the same floors: they are first taken with one power per step
     (_first_rating_by_products), and taken as the reference takes them
-    (_first_rating_by_powers) only when those cannot vouch for every floor."""
-    rating, vouched = _first_rating_by_products(score, opponents, ten)
+    (_first_rating_by_powers) only when those cannot vouch for every floor. `powers`: room for
+    a float per opponent."""
+    rating, vouched = _first_rating_by_products(score, opponents, powers, ten)
     return rating if vouched else _first_rating_by_powers(score, opponents, ten)
 
 
-@numpy_division_njit
+@plain_njit
 def _first_rating_by_powers(score, opponents, ten):
     """first_rating with W evaluated as the reference evaluates it, one power per opponent per
     step (pipeline.systems.diwz.reference._erstzahl)."""
@@ -397,8 +437,8 @@ def _first_rating_by_powers(score, opponents, ten):
 _PRODUCT_RATINGS = 8000
 
 
-@numpy_division_njit
-def _first_rating_by_products(score, opponents, ten):
+@plain_njit
+def _first_rating_by_products(score, opponents, powers, ten):
     """first_rating with W = 1/(1 + 10^(−0.0025·R)·10^(0.0025·R_opp)): the opponents' powers
     once, then one power per step. Returns (the rating, True), or (0, False) when it cannot
     vouch that every floor is the reference's (_first_rating_by_powers).
@@ -413,7 +453,6 @@ def _first_rating_by_products(score, opponents, ten):
     integer, every floor, so the step the iteration stops at and the rating, are the reference's.
     """
     count = opponents.size
-    powers = np.empty(count, np.float64)
     for k in range(count):
         if abs(opponents[k]) > _PRODUCT_RATINGS:
             return np.int64(0), False
@@ -440,64 +479,109 @@ def _first_rating_by_products(score, opponents, ten):
 # --- player transitions -----------------------------------------------------------------------
 
 
-@numpy_division_njit
-def _clear_pending(rec):
+@njit(cache=True, inline="always")
+def clear_pending(rec):
+    """No results waiting (rule 2.5)."""
     rec.pending_count = 0
     for slot in range(PENDING_SLOTS):
         rec.pending_score[slot] = 0
         rec.pending_opponent[slot] = 0
 
 
-@numpy_division_njit
-def _set_rating(rec, rated, rating, evaluations, last_evaluated, rated_since, keeps_until, chunks, pool):
-    """The record's rating anew, with nothing waiting or collected."""
+@njit(cache=True, inline="always")
+def set_rating(rec, rated, rating, evaluations, last_evaluated, rated_since, keeps_until):
+    """The record's rating anew, with nothing waiting or collected (the collection's rows are
+    left for the next month's copy to drop)."""
     rec.rated = rated
     rec.rating = rating
     rec.evaluations = evaluations
     rec.last_evaluated = last_evaluated
     rec.rated_since = rated_since
     rec.keeps_until = keeps_until
-    _clear_pending(rec)
-    _free_collection(rec, chunks, pool)
+    clear_pending(rec)
+    rec.collected_count = 0
+    rec.collected_score = 0
+    rec.collected_last = -1
 
 
-@numpy_division_njit
-def _strike_off(rec, chunks, pool):
-    """No rating any more: a newcomer again, with nothing waiting or collected."""
-    _set_rating(rec, False, 0, 0, NO_DAY, NO_DAY, NO_DAY, chunks, pool)
+@njit(cache=True, inline="always")
+def strike_off(rec):
+    """No rating any more (rules 1.5, 4.4): a newcomer again, with nothing waiting or collected."""
+    set_rating(rec, False, 0, 0, NO_DAY, NO_DAY, NO_DAY)
 
 
-@numpy_division_njit
-def _establish(rec, rating, evaluations, day, last_evaluated, keeps_until, chunks, pool):
+@njit(cache=True, inline="always")
+def establish(rec, rating, evaluations, day, last_evaluated, keeps_until):
     """A new rating given on `day` (1600-0 at start, or the Erstzahl), standing until
     `keeps_until` (two years after `day`)."""
-    _set_rating(rec, True, rating, evaluations, last_evaluated, day, keeps_until, chunks, pool)
+    set_rating(rec, True, rating, evaluations, last_evaluated, day, keeps_until)
+
+
+@njit(cache=True, inline="always")
+def strike_off_expired(rec, day):
+    """Strike off a rating that has stood two years without an evaluation on `day` (rules 1.5, 4.4)."""
+    if rec.keeps_until != NO_DAY and day > rec.keeps_until:
+        strike_off(rec)
+
+
+@numpy_division_njit
+def start_clocks(records, clock_day):
+    """Start the strike-off clock on `clock_day` of every rating that has none (an existing
+    list's entries, in the first month with games)."""
+    for p in range(records.size):
+        rec = records[p]
+        if rec.rated and rec.keeps_until == NO_DAY:
+            rec.rated_since = clock_day
+            rec.keeps_until = add_years(clock_day, STRIKE_OFF_YEARS)
 
 
 # --- the month's history rows ----------------------------------------------------------------
-# rate_month's columns: rows of its floats, integers and flags (see there).
+# rate_month's history: rows of its floats, integers and flags (see there).
 _BEFORE, _AFTER, _SCORE, _NIVEAU, _EXPECTED, _PERFORMANCE = range(6)
 _OPPONENTS, _EVALUATIONS = range(2)
 _POOLED, _BEFORE_GIVEN, _AFTER_GIVEN, _NIVEAU_GIVEN, _EXPECTED_GIVEN, _PERFORMANCE_GIVEN, _EVALUATIONS_GIVEN = range(7)
 
 
 @numpy_division_njit
-def _game_results(r, doubled, opponent_sum, m, floats, flags):
-    """Row r's score and niveau from the game's `m` results alone (doubled points, opponents' ratings)."""
+def empty_history(rows):
+    """The month's history columns (floats, integers, flags), every value unset."""
+    return np.zeros((6, rows), np.float64), np.zeros((2, rows), np.int64), np.zeros((7, rows), np.bool_)
+
+
+@njit(cache=True, inline="always")
+def write_game_results(history, r, doubled, opponent_sum, m):
+    """Row r's score, opponents and niveau from the game's `m` results alone (doubled points,
+    opponents' ratings)."""
+    floats, integers, flags = history
     floats[_SCORE, r] = doubled * 0.5
+    integers[_OPPONENTS, r] = m
     if m > 0:
-        floats[_NIVEAU, r] = opponent_sum / m
+        floats[_NIVEAU, r] = niveau(opponent_sum, m)
         flags[_NIVEAU_GIVEN, r] = True
 
 
-@numpy_division_njit
-def _evaluation(r, rating, points, count, opponent_sum, expected, performance, pooled, evaluations,
-                floats, integers, flags):
-    """Row r's columns when its results are evaluated: the new rating, and the points, opponents,
-    niveau, expected points and performance over all `count` results evaluated."""
+@njit(cache=True, inline="always")
+def write_rated_player(history, r, rating, expected, evaluations):
+    """Row r's rating before the game, expected points and evaluations, of a rated player."""
+    floats, integers, flags = history
+    floats[_BEFORE, r] = rating
+    floats[_EXPECTED, r] = expected
+    integers[_EVALUATIONS, r] = evaluations
+    flags[_BEFORE_GIVEN, r] = True
+    flags[_EXPECTED_GIVEN, r] = True
+    flags[_EVALUATIONS_GIVEN, r] = True
+
+
+@njit(cache=True, inline="always")
+def write_evaluation(history, r, rating, tally, performance, pooled, evaluations):
+    """Row r's columns when its results are evaluated: the new rating, and the points,
+    opponents, niveau, expected points (the tally: doubled P, n, Σ opponents' ratings, We) and
+    performance over all the results evaluated."""
+    floats, integers, flags = history
+    doubled, count, opponent_sum, expected = tally
     floats[_AFTER, r] = rating
-    floats[_SCORE, r] = points
-    floats[_NIVEAU, r] = opponent_sum / count
+    floats[_SCORE, r] = doubled * 0.5
+    floats[_NIVEAU, r] = niveau(opponent_sum, count)
     floats[_EXPECTED, r] = expected
     floats[_PERFORMANCE, r] = performance
     integers[_OPPONENTS, r] = count
@@ -507,10 +591,84 @@ def _evaluation(r, rating, points, count, opponent_sum, expected, performance, p
         flags[given, r] = True
 
 
+# --- a game -----------------------------------------------------------------------------------
+# A game's powers in rate_month: `standing`, per power in power order, whether it held a
+# rating before the game, that rating and its place among the rated powers; `rated`, per rated
+# power in power order, its rating, finish value, and Σ W, doubled points and Σ opponents'
+# ratings of its results against the other rated powers.
+
+
 @numpy_division_njit
-def _add_game_results(n, rating, finish, expected, score, opponent_sum, w_table, ten):
+def game_powers(widest, collections):
+    """Room for the standing and the rated powers of a game of up to `widest` powers, and for a
+    newcomer's collection of up to `collections` results (take_first_rating)."""
+    standing = (np.zeros(widest, np.bool_), np.zeros(widest, np.int64), np.zeros(widest, np.int64))
+    rated = (np.zeros(widest, np.int64), np.zeros(widest, np.int64), np.zeros(widest, np.float64),
+             np.zeros(widest, np.int64), np.zeros(widest, np.int64))
+    return standing, rated, (np.empty(collections, np.int64), np.empty(collections, np.float64))
+
+
+@njit(cache=True, inline="always")
+def ratings_before_game(game, players, records, start_newcomers, standing):
+    """Each power's rating before the game into `standing`: a rating expired on the game's day
+    is struck off first (rules 1.5, 4.4); with `start_newcomers` a newcomer holds 1600-0 before
+    the game is evaluated, so is a rated opponent in it (seed example 1)."""
+    lo, hi, day, keeps = game
+    has_rating, rating, _slot = standing
+    for i in range(hi - lo):
+        rec = records[players[lo + i]]
+        strike_off_expired(rec, day)
+        if not rec.rated and start_newcomers:
+            establish(rec, START_RATING, 0, day, NO_DAY, keeps)
+        has_rating[i] = rec.rated
+        rating[i] = rec.rating
+
+
+@njit(cache=True, inline="always")
+def rated_powers(game, finish, standing, rated):
+    """The game's rated powers, in power order, into `rated` (their sums zero) and their places
+    into `standing`: opponents without a rating do not count (rule 2.3). Returns how many."""
+    lo, hi, _day, _keeps = game
+    has_rating, before, slot = standing
+    rating, rated_finish, expected, score, opponent_sum = rated
+    n = 0
+    for i in range(hi - lo):
+        if has_rating[i]:
+            slot[i] = n
+            rating[n] = before[i]
+            rated_finish[n] = finish[lo + i]
+            expected[n] = 0.0
+            score[n] = 0
+            opponent_sum[n] = 0
+            n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def game_expectations(game, players, records, standing, rated, n, w):
+    """Σ W (rule 2.1), doubled points (rule 2.3) and Σ opponents' ratings of each of the `n`
+    rated powers: over the waiting results first when they are evaluated with this game's
+    (rule 2.5), then this game's opponents in power order. `w`: (the W table, TEN)."""
+    lo, hi, _day, _keeps = game
+    has_rating, before, slot = standing
+    expected = rated[2]
+    w_table, ten = w
+    for i in range(hi - lo):
+        if has_rating[i]:
+            rec = records[players[lo + i]]
+            waiting = np.int64(rec.pending_count)
+            if waiting + n - 1 >= MIN_RESULTS:
+                for t in range(waiting):
+                    expected[slot[i]] += whole_expectation(before[i], rec.pending_opponent[t], w_table, ten)
+    add_game_results(n, rated, w)
+
+
+@njit(cache=True, inline="always")
+def add_game_results(n, rated, w):
     """Add each of a game's n rated powers' results against the others, in power order: W to
-    expected[a], doubled points to score[a], the opponents' ratings to opponent_sum[a]."""
+    its Σ W, doubled points to its score, the opponents' ratings to its Σ opponents' ratings."""
+    rating, finish, expected, score, opponent_sum = rated
+    w_table, ten = w
     low = high = rating[0] if n > 0 else 0
     for a in range(1, n):
         low = min(low, rating[a])
@@ -547,194 +705,165 @@ def _add_game_results(n, rating, finish, expected, score, opponent_sum, w_table,
         opponent_sum[a] = ratings
 
 
+@njit(cache=True, inline="always")
+def results_wait(rec, n):
+    """Whether a rated player's results from a game of `n` rated powers wait for the next game:
+    fewer than three with those already waiting (rule 2.5)."""
+    return rec.pending_count + n - 1 < MIN_RESULTS
+
+
+@njit(cache=True, inline="always")
+def wait_results(rec, r, slot, n, rated, history):
+    """A rated player's results against the game's other rated powers, in power order, added to
+    those waiting (rule 2.5) and written as row r's, W summed over them alone. `slot`: the
+    player's place among the game's `n` rated powers."""
+    rating, finish, expected, score, opponent_sum = rated
+    t = rec.pending_count
+    for a in range(n):
+        if a != slot:
+            rec.pending_score[t] = doubled_score(finish[slot], finish[a])
+            rec.pending_opponent[t] = rating[a]
+            t += 1
+    rec.pending_count = t
+    write_game_results(history, r, score[slot], opponent_sum[slot], n - 1)
+    write_rated_player(history, r, rating[slot], expected[slot], rec.evaluations)
+
+
+@njit(cache=True, inline="always")
+def evaluate_results(rec, r, slot, n, game, rated, history):
+    """A rated player's new DiWZ from the waiting results and the game's, evaluated together
+    (rules 2.4, 2.5), written as row r's. `slot`: the player's place among the game's `n`
+    rated powers."""
+    _lo, _hi, day, keeps = game
+    rating, _finish, expected, score, opponent_sum = rated
+    old = rating[slot]
+    waiting = np.int64(rec.pending_count)
+    doubled = 0
+    opponents = 0
+    for t in range(waiting):
+        doubled += rec.pending_score[t]
+        opponents += rec.pending_opponent[t]
+    count = waiting + n - 1
+    tally = (doubled + score[slot], count, opponents + opponent_sum[slot], expected[slot])
+    te = performance(old, tally)
+    rec.rating = new_rating(old, te, count)
+    rec.evaluations += 1
+    write_rated_player(history, r, old, expected[slot], rec.evaluations)
+    write_evaluation(history, r, rec.rating, tally, te, waiting > 0, rec.evaluations)
+    rec.last_evaluated = day
+    rec.keeps_until = keeps
+    clear_pending(rec)
+
+
+@njit(cache=True, inline="always")
+def collect_newcomer_results(rec, r, own, n, rated, collected, used, history):
+    """A newcomer's results against the game's `n` rated powers, in power order, added to its
+    collection (rule 2.6: only results against rated opponents are collected) and written as
+    row r's game results; returns the next free row of `collected`."""
+    rating, finish = rated[0], rated[1]
+    doubled = 0
+    opponent_sum = 0
+    for a in range(n):
+        score = doubled_score(own, finish[a])
+        used = collect(rec, score, rating[a], collected, used)
+        doubled += score
+        opponent_sum += rating[a]
+    write_game_results(history, r, doubled, opponent_sum, n)
+    return used
+
+
+@njit(cache=True, inline="always")
+def first_rating_due(rec, n):
+    """Whether a newcomer with new results from a game of `n` rated opponents takes its
+    Erstzahl: at least five results collected, neither 0% nor 100% of the points (rule 2.6)."""
+    count = np.int64(rec.collected_count)
+    doubled = np.int64(rec.collected_score)
+    return n > 0 and count >= MIN_FIRST_RESULTS and doubled != 0 and doubled != 2 * count
+
+
+@plain_njit
+def take_first_rating(rec, r, n, game, collected, room, history, w):
+    """The newcomer's Erstzahl from every collected result (rule 2.6), written to row r with W,
+    TE and niveau over them (pooled when earlier games' results are among them); the rating
+    is given on the game's day. `room`: two arrays (int64 and float64) with room for the collection.
+    """
+    _lo, _hi, day, keeps = game
+    w_table, ten = w
+    opponent_room, power_room = room
+    count = np.int64(rec.collected_count)
+    doubled = np.int64(rec.collected_score)
+    collected_opponents(rec, collected, opponent_room)
+    opponents = opponent_room[:count]
+    first = first_rating(doubled * 0.5, opponents, power_room, ten)
+    expected = 0.0
+    opponent_sum = 0
+    for opponent in opponents:
+        expected += whole_expectation(first, opponent, w_table, ten)
+        opponent_sum += opponent
+    tally = (doubled, count, opponent_sum, expected)
+    write_evaluation(history, r, first, tally, performance(first, tally), count > n, 1)
+    establish(rec, first, 1, day, day, keeps)
+
+
 # --- the month --------------------------------------------------------------------------------
 
 
 @numpy_division_njit
-def rate_month(game_start, game_day, finish, players, records, chunks, pool,
-               player_count, start_newcomers, clock_day, month_end, w_table, ten):
-    """Apply one month's rated games in order, then strike off expired ratings at `month_end`.
+def rate_month(games, records, collected, used, month, w):
+    """Apply one month's rated games in the order they ended (rule 1.4), then strike off the
+    ratings expired at the month's end (rules 1.5, 4.4).
 
-    `records` and the pool are changed in place (the caller passes its own copies; the pool
-    must have room for every result the month could collect). `clock_day`, when not NO_DAY,
-    first starts the strike-off clock of every rating that has none (an initial list entry, in
-    the first month with games). `start_newcomers` gives a newcomer 1600-0 before its game is
-    evaluated (start_1600 and the bootstrap month).
+    `games`: (game_start, game_day, finish, players) as parse_month and the numbering give
+    them. `records` and `collected` are changed in place (the caller passes its own copies);
+    rows of `collected` from `used` on are free, at least as many as the month's newcomers could
+    collect. `month`: (start_newcomers: a newcomer gets 1600-0 before its game is evaluated
+    (start_1600 and the bootstrap month); clock_day: when not NO_DAY, the day the strike-off
+    clock of every rating without one starts (an existing list, in the first month with games);
+    the month's last day). `w`: (the W table, TEN).
 
     Returns the history columns, one row per game row, as three arrays: floats (rating_before,
     rating_after, score, niveau, expected, performance), integers (opponents, evaluations) and
     flags (pooled, then whether rating_before, rating_after, niveau, expected, performance and
     evaluations are given).
     """
-    rows = players.size
-    games = game_day.size
-    floats = np.zeros((6, rows), np.float64)
-    integers = np.zeros((2, rows), np.int64)
-    flags = np.zeros((7, rows), np.bool_)
-    before_out, expected_out = floats[_BEFORE], floats[_EXPECTED]
-    opponents_out, evaluations_out = integers[_OPPONENTS], integers[_EVALUATIONS]
-    before_ok, expected_ok, evaluations_ok = flags[_BEFORE_GIVEN], flags[_EXPECTED_GIVEN], flags[_EVALUATIONS_GIVEN]
-
-    # The end of the strike-off clock for the days of this month (its games lie within it).
-    first_day = month_end - 31
-    keeps_of_day = np.empty(32, np.int64)
-    for d in range(32):
-        keeps_of_day[d] = add_years(first_day + d, STRIKE_OFF_YEARS)
-
+    _game_start, _game_day, _finish, players = games
+    start_newcomers, clock_day, month_end = month
+    history = empty_history(players.size)
     if clock_day != NO_DAY:
-        for p in range(player_count):
-            rec = records[p]
-            if rec.rated and rec.keeps_until == NO_DAY:
-                rec.rated_since = clock_day
-                rec.keeps_until = add_years(clock_day, STRIKE_OFF_YEARS)
+        start_clocks(records, clock_day)
+    powers = game_powers(longest_run(games[0], games[1].size), collected.size)
+    rate_games(games, records, collected, used, (start_newcomers, month_days(month_end)), powers, history, w)
+    for p in range(records.size):
+        strike_off_expired(records[p], month_end)
+    return history
 
-    widest = longest_run(game_start, games)
-    has_before = np.zeros(widest, np.bool_)
-    before = np.zeros(widest, np.int64)
-    result_score = np.zeros(widest, np.int64)
-    result_opponent = np.zeros(widest, np.int64)
-    rated_rating = np.zeros(widest, np.int64)     # the game's rated powers, in power order
-    rated_finish = np.zeros(widest, np.int64)
-    rated_slot = np.zeros(widest, np.int64)       # a rated power's place among them
-    rated_expected = np.zeros(widest, np.float64) # per rated power: Σ W so far
-    rated_score = np.zeros(widest, np.int64)      # ... doubled points and opponents' ratings
-    rated_opponents = np.zeros(widest, np.int64)  #     from this game's results
 
-    for g in range(games):
-        lo = game_start[g]
-        powers = game_start[g + 1] - lo
+@plain_njit
+def rate_games(games, records, collected, used, month, powers, history, w):
+    """The month's games in the order they ended (rule 1.4), as rate_month describes; `month`:
+    (start_newcomers, month_days), `powers`: room for a game's (game_powers)."""
+    game_start, game_day, finish, players = games
+    start_newcomers, days = month
+    standing, rated, room = powers
+    has_rating, _before, slot = standing
+    for g in range(game_day.size):
         day = game_day[g]
-        if first_day <= day <= month_end:
-            keeps = keeps_of_day[day - first_day]
-        else:
-            keeps = add_years(day, STRIKE_OFF_YEARS)
-        for i in range(powers):
-            rec = records[players[lo + i]]
-            if rec.keeps_until != NO_DAY and day > rec.keeps_until:
-                _strike_off(rec, chunks, pool)
-            if not rec.rated and start_newcomers:
-                # 1600-0 before the game is evaluated, so a rated opponent in it (seed example 1).
-                _establish(rec, START_RATING, 0, day, NO_DAY, keeps, chunks, pool)
-            has_before[i] = rec.rated
-            before[i] = rec.rating
-
-        rated_here = 0
-        for i in range(powers):
-            if has_before[i]:
-                rated_slot[i] = rated_here
-                rated_rating[rated_here] = before[i]
-                rated_finish[rated_here] = finish[lo + i]
-                rated_here += 1
-        # Σ W of every rated power, the waiting results first when they are evaluated with this
-        # game's, then this game's opponents in power order.
-        for a in range(rated_here):
-            rated_expected[a] = 0.0
-            rated_score[a] = 0
-            rated_opponents[a] = 0
-        for i in range(powers):
-            if has_before[i]:
-                rec = records[players[lo + i]]
-                waiting = np.int64(rec.pending_count)
-                if waiting + rated_here - 1 >= MIN_RESULTS:
-                    a = rated_slot[i]
-                    for t in range(waiting):
-                        rated_expected[a] += whole_expectation(before[i], rec.pending_opponent[t], w_table, ten)
-        _add_game_results(rated_here, rated_rating, rated_finish, rated_expected, rated_score, rated_opponents,
-                          w_table, ten)
-
-        for i in range(powers):
-            r = lo + i
+        game = (game_start[g], game_start[g + 1], day, stands_until(day, days))
+        ratings_before_game(game, players, records, start_newcomers, standing)
+        n = rated_powers(game, finish, standing, rated)
+        game_expectations(game, players, records, standing, rated, n, w)
+        for r in range(game_start[g], game_start[g + 1]):
+            i = r - game_start[g]
             rec = records[players[r]]
-            own = finish[r]
-            # This game's results against rated opponents, in power order.
-            m = rated_here - 1 if has_before[i] else rated_here
-            opponents_out[r] = m
-
-            if not has_before[i]:
-                # Newcomer: collect, and take the Erstzahl once the rule allows (rule 2.6).
-                game_score = 0
-                game_opponents = 0
-                t = 0
-                for j in range(powers):
-                    if j != i and has_before[j]:
-                        result_score[t] = doubled_score(own, finish[lo + j])
-                        result_opponent[t] = before[j]
-                        game_score += result_score[t]
-                        game_opponents += before[j]
-                        t += 1
-                _game_results(r, game_score, game_opponents, m, floats, flags)
-                had_earlier = rec.collected_count > 0
-                _append_collected(rec, result_score, result_opponent, m, chunks, pool)
-                count = np.int64(rec.collected_count)
-                doubled = np.int64(rec.collected_score)
-                if m == 0 or count < MIN_FIRST_RESULTS or doubled == 0 or doubled == 2 * count:
-                    continue
-                points = doubled * 0.5
-                opponents = _collected_opponents(rec, chunks)
-                first = first_rating(points, opponents, ten)
-                expected = 0.0
-                opponent_sum = 0
-                for opponent in opponents:
-                    expected += whole_expectation(first, opponent, w_table, ten)
-                    opponent_sum += opponent
-                performance = first + (points - expected) * SCALE / count
-                _evaluation(r, first, points, count, opponent_sum, expected, performance, had_earlier, 1,
-                            floats, integers, flags)
-                _establish(rec, first, 1, day, day, keeps, chunks, pool)
+            if has_rating[i] and results_wait(rec, n):
+                wait_results(rec, r, slot[i], n, rated, history)
                 continue
-
-            # Rated player: evaluate waiting and new results together (W summed in that order),
-            # or let the new ones wait, W summed over them alone (rule 2.5).
-            old = before[i]
-            waiting = np.int64(rec.pending_count)
-            count = waiting + m
-            evaluate = count >= MIN_RESULTS
-            mine = rated_slot[i]
-            expected = rated_expected[mine]
-            game_score = rated_score[mine]
-            game_opponents = rated_opponents[mine]
-            doubled = 0
-            opponent_sum = 0
-            if evaluate:
-                for t in range(waiting):
-                    doubled += rec.pending_score[t]
-                    opponent_sum += rec.pending_opponent[t]
-            else:
-                t = waiting
-                for j in range(powers):
-                    if j != i and has_before[j]:
-                        rec.pending_score[t] = doubled_score(own, finish[lo + j])
-                        rec.pending_opponent[t] = before[j]
-                        t += 1
-            before_out[r] = old
-            before_ok[r] = True
-            expected_ok[r] = True
-            evaluations_ok[r] = True
-            if not evaluate:
-                rec.pending_count = count
-                _game_results(r, game_score, game_opponents, m, floats, flags)
-                expected_out[r] = expected
-                evaluations_out[r] = rec.evaluations
+            if has_rating[i]:
+                evaluate_results(rec, r, slot[i], n, game, rated, history)
                 continue
-            doubled += game_score
-            opponent_sum += game_opponents
-            points = doubled * 0.5
-            performance = old + (points - expected) * SCALE / count
-            new = half_up_int(old + (performance - old) * count / (DEVELOPMENT + count))
-            rec.rating = new
-            rec.evaluations += 1
-            _evaluation(r, new, points, count, opponent_sum, expected, performance, waiting > 0, rec.evaluations,
-                        floats, integers, flags)
-            rec.last_evaluated = day
-            rec.keeps_until = keeps
-            _clear_pending(rec)
-
-    for p in range(player_count):
-        rec = records[p]
-        if rec.keeps_until != NO_DAY and month_end > rec.keeps_until:
-            _strike_off(rec, chunks, pool)
-
-    return floats, integers, flags
+            used = collect_newcomer_results(rec, r, finish[r], n, rated, collected, used, history)
+            if first_rating_due(rec, n):
+                take_first_rating(rec, r, n, game, collected, room, history, w)
 
 
 # --- the month's list -------------------------------------------------------------------------
@@ -751,7 +880,7 @@ def _write_int(buffer, at, value):
 
     The list writes two such numbers for every player every month: the digits are counted by
     comparisons and written in pairs from a table, with unsigned division by 100 (a multiply),
-    where a digit at a time with Python's signed floor division cost half of the list's time."""
+    rather than a digit at a time with Python's signed floor division."""
     if value < 0:
         buffer[at] = 45  # "-"
         at += 1
@@ -792,8 +921,8 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
     sort in plain arrays, so no pass reads records out of order; the display strings are
     written in one pass into room for the longest ones."""
     # About half the players known are listed, in no order a branch could predict: both passes
-    # write every player and count the listed ones (a branch on `rated` mispredicted about every
-    # other player and took half of the list's time).
+    # write every player and count the listed ones (a branch on `rated` would mispredict about
+    # every other player).
     at_rank = np.empty(count, np.int64)    # by place in id order: the player number, or -1
     rating_at = np.empty(count, np.int64)
     evaluations_at = np.empty(count, np.int64)
@@ -873,52 +1002,46 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
     return columns, ratings_out, last_out, ids_at, ids[:id_size], offsets, text[:size]
 
 
-
-# --- checkpoints ------------------------------------------------------------------------------
+# --- collections across months and checkpoints ------------------------------------------------
 
 
 @numpy_division_njit
-def flatten_collections(records, count, chunks):
-    """Every player's collected results, player after player: doubled scores and opponents."""
+def flatten_collections(records, count, collected):
+    """Every player's collected results, player after player, each in the order gathered:
+    doubled scores and opponents' ratings."""
     total = 0
     for p in range(count):
         total += records[p].collected_count
     scores = np.empty(total, np.int8)
     opponents = np.empty(total, np.int64)
-    at = 0
+    end = 0
     for p in range(count):
-        chunk = records[p].collected_head
-        for k in range(records[p].collected_count):
-            if k > 0 and k % CHUNK == 0:
-                chunk = chunks[chunk, CHUNK_NEXT]
-            scores[at] = chunks[chunk, CHUNK_SCORE + k % CHUNK]
-            opponents[at] = chunks[chunk, CHUNK_OPPONENT + k % CHUNK]
-            at += 1
+        end += records[p].collected_count
+        row = records[p].collected_last
+        for at in range(end - 1, end - 1 - records[p].collected_count, -1):
+            scores[at] = collected[row].score
+            opponents[at] = collected[row].opponent
+            row = collected[row].previous
     return scores, opponents
 
 
 @numpy_division_njit
-def pool_collections(records, count, scores, opponents, chunks):
-    """The inverse of flatten_collections into an empty pool (with room): links every
-    player's collection and sets its collected_score, collected_head and collected_tail."""
-    used = 0
+def linked_collections(records, count, scores, opponents, room):
+    """The inverse of flatten_collections: `collected` holding every player's results (as many
+    as each record's collected_count), followed by `room` free rows; sets each record's
+    collected_last and collected_score."""
+    collected = np.empty(scores.size + room, COLLECTED)
     at = 0
     for p in range(count):
         rec = records[p]
+        rec.collected_last = -1
         rec.collected_score = 0
-        rec.collected_head = -1
-        rec.collected_tail = -1
-        for k in range(rec.collected_count):
-            slot = k % CHUNK
-            if slot == 0:
-                if k == 0:
-                    rec.collected_head = used
-                else:
-                    chunks[rec.collected_tail, CHUNK_NEXT] = used
-                rec.collected_tail = used
-                used += 1
-            chunks[rec.collected_tail, CHUNK_SCORE + slot] = scores[at]
-            chunks[rec.collected_tail, CHUNK_OPPONENT + slot] = opponents[at]
+        for _ in range(rec.collected_count):
+            row = collected[at]
+            row.previous = rec.collected_last
+            row.score = scores[at]
+            row.opponent = opponents[at]
+            rec.collected_last = at
             rec.collected_score += scores[at]
             at += 1
-    return np.array([used, -1, 0], np.int64)
+    return collected

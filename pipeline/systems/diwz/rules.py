@@ -7,12 +7,13 @@ results are at hand; fewer wait and are pooled with the player's next game. Newc
 collect results until an iterated first rating (Erstzahl, rule 2.6) or start at 1600-0.
 
 The month's work runs in compiled kernels (pipeline.systems.diwz.kernel) over arrays: one
-reads the month's rows straight from the Arrow buffers (games, finish keys, player numbers),
-one rates every game of the month and applies the strike-off, one orders the list. This module
-keeps the players' records in growable arrays indexed by dense player numbers (capacities
-double), the ids in an append-only index shared by successive states, and turns the kernels'
-arrays into the month's Arrow tables. pipeline.systems.diwz.reference states the same rules in plain
-Python; pipeline.systems.diwz.finish states the finish order.
+reads the month's rows straight from the Arrow buffers (games, finish keys), one rates every
+game of the month and applies the strike-off, one orders the list. This module numbers the
+players (the shared pipeline.systems.kernels.numbering, one numbering shared by successive
+states), keeps their records in numpy arrays indexed by those numbers, each month's state a
+copy of the last one's, and turns the kernels' arrays into the month's Arrow tables.
+pipeline.systems.diwz.reference states the same rules in plain Python;
+pipeline.systems.diwz.finish states the finish order.
 
 History rows, one per responsible player per rated game (the non-responsible half of a
 replacement gets none):
@@ -56,9 +57,9 @@ import pyarrow.compute as pc
 
 from pipeline.core.months import Month
 from pipeline.systems.diwz import kernel
-from pipeline.systems.kernels.ids import (
-    array_of, boolean_bits, id_table, kept_rows, string_buffers, strings_of, table_size, validity_bits,
-)
+from pipeline.systems.kernels.arrays import resized
+from pipeline.systems.kernels.ids import array_of, boolean_bits, kept_rows, string_buffers, validity_bits
+from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.kernels.sort import extend_id_order
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -81,11 +82,9 @@ HISTORY_SCHEMA = history_schema(*model_columns(DiWZHistory))
 
 EPOCH = dt.date(1970, 1, 1)
 NO_DAY = kernel.NO_DAY
-MIN_PLAYERS = 64             # smallest player capacity
-MIN_CHUNKS = 16              # smallest pool capacity
 
-# The record fields a checkpoint stores as they are; keeps_until and the pool links are derived
-# again on decoding, and the collected results are stored flat.
+# The record fields a checkpoint stores as they are; keeps_until and the collections' rows are
+# derived again on decoding, and the collected results are stored flat.
 STORED_FIELDS = (
     "rated", "rating", "evaluations", "last_evaluated", "rated_since",
     "pending_count", "pending_score", "pending_opponent", "collected_count",
@@ -106,70 +105,51 @@ def day_of(number: int) -> dt.date | None:
     return None if number == NO_DAY else EPOCH + dt.timedelta(days=int(number))
 
 
-_UNKNOWN_BYTES = np.frombuffer(kernel.UNKNOWN_PLAYER.tobytes(), np.uint8)   # one record of a player never seen
-
-
-def _resized(array: np.ndarray, rows: int, fill: np.ndarray | int) -> np.ndarray:
-    """A copy of `array` with `rows` rows, the new ones set to `fill`."""
-    out = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
-    keep = min(rows, len(array))
-    # Copied as raw bytes: numpy copies structured records field by field otherwise.
-    out[:keep].view(np.uint8)[...] = array[:keep].view(np.uint8)
-    out[keep:] = fill
-    return out
-
-
 # --- state ----------------------------------------------------------------------------------
 
 
 class PlayerIndex:
-    """Player ids and their dense numbers, append-only, in a form the kernels read.
+    """The players' numbers (a PlayerNumbers) and `order`, every number in id order (the list
+    breaks rating ties with it). Successive states share one index; each state knows how many
+    of its ids are its own (`DiWZState.count`), so numbering new ids never changes what an
+    earlier state sees."""
 
-    The ids are kept as Arrow string buffers (int32 offsets and UTF-8 bytes, capacity
-    doubling) with an open-addressing hash table of their numbers and `order`, every number in
-    id order (the list breaks rating ties with it). Successive states share one index; each
-    state knows how many of its ids are its own (`DiWZState.count`), so appending never changes
-    what an earlier state sees.
-    """
+    def __init__(self, numbers: PlayerNumbers | None = None, order: np.ndarray | None = None) -> None:
+        self.numbers = PlayerNumbers() if numbers is None else numbers
+        self.order = np.zeros(0, dtype=np.int64) if order is None else order   # the numbers in id order
+        self.rank = np.zeros(0, dtype=np.int64)                                # each number's place in `order`
+        self._extend_order(len(self.order))
 
-    def __init__(self, ids: Sequence[str] | pa.Array = ()) -> None:
-        self.count = 0
-        self.offsets = np.zeros(MIN_PLAYERS + 1, dtype=np.int32)
-        self.data = np.zeros(8 * MIN_PLAYERS, dtype=np.uint8)
-        self.slots = np.full((2 * MIN_PLAYERS, 2), -1, dtype=np.int64)
-        self.order = np.zeros(0, dtype=np.int64)      # the numbers in id order
-        self.rank = np.zeros(0, dtype=np.int64)       # each number's place in `order`
-        if len(ids):
-            self.add(ids if isinstance(ids, pa.Array) else pa.array(list(ids), pa.string()))
+    @classmethod
+    def of(cls, ids: Sequence[str] | pa.Array) -> "PlayerIndex":
+        """An index of distinct ids, numbered in their order."""
+        ids = ids if isinstance(ids, pa.Array) else pa.array(list(ids), pa.string())
+        return cls(distinct_numbers(ids, "DiWZ: a player id comes twice among the state's players"))
 
-    def reserve(self, ids: int, size: int) -> None:
-        """Room for `ids` more ids of `size` bytes in all (the kernels grow the hash table)."""
-        total = self.count + ids
-        if total + 1 > len(self.offsets):
-            self.offsets = _resized(self.offsets, max(2 * len(self.offsets), total + 1), 0)
-        used = int(self.offsets[self.count])
-        if used + size > len(self.data):
-            self.data = _resized(self.data, max(2 * len(self.data), used + size), 0)
+    @property
+    def count(self) -> int:
+        return self.numbers.count
 
-    def add(self, ids: pa.Array) -> None:
-        """Number distinct ids, none of them known yet, count, count + 1, ..."""
-        offsets, data = string_buffers(ids)
-        self.reserve(len(ids), int(offsets[-1] - offsets[0]))
-        first, total, used = self.count, self.count + len(ids), int(self.offsets[self.count])
-        self.offsets[first + 1:total + 1] = used + offsets[1:] - offsets[0]
-        self.data[used:used + offsets[-1] - offsets[0]] = data[offsets[0]:offsets[-1]]
-        self.slots = id_table(self.offsets, self.data, total, table_size(total, len(self.slots)))
-        order = np.empty(total, dtype=np.int64)
-        order[:first] = self.order
-        extend_id_order(order, first, total, self.offsets, self.data)
-        self.set_order(total, order)
+    def number(self, ids: pa.Array) -> np.ndarray:
+        """Each id's number; ids not seen before get the next ones."""
+        known = self.count
+        numbers = self.numbers.numbers(ids)
+        if self.count > known:
+            self._extend_order(known)
+        return numbers
 
-    def set_order(self, count: int, order: np.ndarray) -> None:
-        """Take `count` ids in `order` (after new ids were numbered)."""
-        if len(self.rank) != count:
-            self.rank = np.empty(count, dtype=np.int64)
-            self.rank[order] = np.arange(count)
-        self.count, self.order = count, order
+    def _extend_order(self, known: int) -> None:
+        """`order` and `rank` with the ids from number `known` on merged in."""
+        order = np.empty(self.count, dtype=np.int64)
+        order[:known] = self.order[:known]
+        extend_id_order(order, known, self.count, *self.buffers())
+        self.order = order
+        self.rank = np.empty(self.count, dtype=np.int64)
+        self.rank[order] = np.arange(self.count)
+
+    def buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every id as Arrow string offsets and bytes, in number order."""
+        return string_buffers(self.numbers.ids())
 
     def ids(self, count: int) -> list[str]:
         """The first `count` ids, in number order."""
@@ -177,19 +157,11 @@ class PlayerIndex:
 
     def fork(self, count: int) -> "PlayerIndex":
         """An index of the first `count` ids only (for a state that is stepped a second time)."""
-        clone = PlayerIndex()
-        size = int(self.offsets[count])
-        clone.reserve(count, size)
-        clone.offsets[:count + 1] = self.offsets[:count + 1]
-        clone.data[:size] = self.data[:size]
-        clone.count = count
-        clone.slots = id_table(clone.offsets, clone.data, count, table_size(count + 1, len(clone.slots)))
-        clone.set_order(count, self.order[self.order < count])
-        return clone
+        return PlayerIndex(self.numbers.first(count), self.order[self.order < count])
 
     def arrow(self, count: int) -> pa.StringArray:
         """The first `count` ids as an Arrow array (a view: take from it, do not keep it)."""
-        return strings_of(self.offsets, self.data, count)
+        return self.numbers.ids().slice(0, count)
 
 
 def values(array: pa.Array) -> np.ndarray:
@@ -202,55 +174,37 @@ def values(array: pa.Array) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PlayerArrays:
-    """Every player's record (kernel.RECORD) by player number, and the pool of collected
-    results. Rows beyond the state's count are room for new players, set when they are numbered
-    (copy_with_room) and never read before."""
+    """Every player's record (kernel.RECORD) by player number, and the newcomers' collected
+    results (kernel.COLLECTED rows, the first `collected_rows` in use, the rest room for the
+    month's)."""
 
-    records: np.ndarray         # kernel.RECORD [capacity]
-    chunks: np.ndarray          # int64 [pool capacity, kernel.CHUNK_FIELDS]
-    pool: np.ndarray            # int64 [chunks ever used, first free chunk or -1, free chunks]
+    records: np.ndarray         # kernel.RECORD [players]
+    collected: np.ndarray       # kernel.COLLECTED [rows]
+    collected_rows: int
 
     @classmethod
-    def empty(cls, players: int = 0, chunks: int = 0) -> "PlayerArrays":
-        records = np.empty(max(players, MIN_PLAYERS), dtype=kernel.RECORD)
+    def empty(cls, players: int = 0) -> "PlayerArrays":
+        records = np.empty(players, dtype=kernel.RECORD)
         records[:] = kernel.UNKNOWN_PLAYER
-        pool = np.zeros((max(chunks, MIN_CHUNKS), kernel.CHUNK_FIELDS), dtype=np.int64)
-        return cls(records, pool, np.array([0, -1, 0], dtype=np.int64))
+        return cls(records, np.zeros(0, dtype=kernel.COLLECTED), 0)
 
-    def copy_with_room(self, known: int, players: int, chunks: int) -> "PlayerArrays":
+    def copy_with_room(self, known: int, players: int, results: int) -> "PlayerArrays":
         """An independent copy of the first `known` records, the next up to `players` those of
-        players never seen, with room for `chunks` more pool chunks (capacities double as they
-        grow)."""
-        rows = len(self.records)
-        if players > rows:
-            rows = max(2 * rows, players)
-        size = len(self.chunks)
-        used, _, free = self.pool.tolist()
-        if size - used + free < chunks:
-            size = max(2 * size, used + chunks)
-        # Only the chunks ever used are copied: the room is reserved for a month's worst case
-        # and mostly stays unused, and a chunk is written when it is first taken, never read before.
-        pool_chunks = np.empty((size, kernel.CHUNK_FIELDS), dtype=np.int64)
-        pool_chunks[:used] = self.chunks[:used]
-        # The rows past `players` are left unset: copying or filling them cost a third of the copy.
-        records = np.empty(rows, dtype=kernel.RECORD)
-        records[:known].view(np.uint8)[...] = self.records[:known].view(np.uint8)  # raw bytes: see _resized
-        # As raw bytes, broadcast: numpy sets a structured row field by field otherwise.
-        records[known:players].view(np.uint8).reshape(-1, kernel.RECORD.itemsize)[...] = _UNKNOWN_BYTES
-        return PlayerArrays(records, pool_chunks, self.pool.copy())
+        players never seen, the collected results kept by their players only, with room for
+        `results` more."""
+        records = resized(self.records, players, kernel.UNKNOWN_PLAYER, keep=known)
+        scores, opponents = kernel.flatten_collections(self.records, known, self.collected)
+        collected = kernel.linked_collections(records, known, scores, opponents, results)
+        return PlayerArrays(records, collected, len(scores))
 
-    def collected(self, player: int) -> list[Result]:
+    def collected_results(self, player: int) -> list[Result]:
         """A player's collected results, in order."""
         results: list[Result] = []
-        record = self.records[player]
-        chunk = int(record["collected_head"])
-        for k in range(int(record["collected_count"])):
-            if k and k % kernel.CHUNK == 0:
-                chunk = int(self.chunks[chunk, kernel.CHUNK_NEXT])
-            slot = k % kernel.CHUNK
-            results.append((int(self.chunks[chunk, kernel.CHUNK_SCORE + slot]) / 2,
-                            int(self.chunks[chunk, kernel.CHUNK_OPPONENT + slot])))
-        return results
+        row = int(self.records[player]["collected_last"])
+        for _ in range(int(self.records[player]["collected_count"])):
+            results.append((int(self.collected[row]["score"]) / 2, int(self.collected[row]["opponent"])))
+            row = int(self.collected[row]["previous"])
+        return results[::-1]
 
 
 @dataclass(frozen=True)
@@ -300,7 +254,7 @@ class PlayerRecords(Mapping[str, PlayerRecord]):
             rated_since=day_of(record["rated_since"]),
             pending=[(int(record["pending_score"][slot]) / 2, int(record["pending_opponent"][slot]))
                      for slot in range(int(record["pending_count"]))],
-            collected=arrays.collected(number),
+            collected=arrays.collected_results(number),
         )
 
     def __iter__(self) -> Iterator[str]:
@@ -321,8 +275,8 @@ class MonthGames:
     game_start: np.ndarray       # int64 [games + 1]
     game_day: np.ndarray         # int64 [games]
     finish: np.ndarray           # int64 [rows], finish values (kernel.parse_month)
-    players: np.ndarray          # int64 [rows]
-    chunks_needed: int           # pool chunks the month's results could need at most
+    players: np.ndarray          # int32 [rows]
+    results_needed: int          # the most results the month's newcomers could collect
     game_id: pa.Array
     finished_on: pa.Array
     player_id: pa.Array
@@ -345,30 +299,25 @@ def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
         return values(pc.fill_null(column, fill) if column.null_count else column)
 
     game_id, player_id, finished_on = array("game_id"), array("responsible_player_id"), array("finished_on")
-    game_strings, player_strings = string_buffers(game_id), string_buffers(player_id)
-    days = values(finished_on.view(pa.int32()))
     rated = array("rated")
     if rated.null_count:
         rated = pc.fill_null(rated, False)
     year = array("eliminated_year")
-    index.reserve(len(player_id), int(player_strings[0][-1] - player_strings[0][0]))
-    (game_start, game_day, keep, finish, players, chunks_needed, index.slots, count, order,
-     game_offsets, game_bytes, player_offsets, player_bytes, days) = kernel.parse_month(
-        *game_strings, *string_buffers(array("result")), *player_strings,
-        boolean_bits(rated), rated.offset, days, numbers("supply_centres", 34), numbers("centres", 0),
-        values(year), validity_bits(year),
-        year.offset, index.offsets, index.data, index.slots, index.count, index.order,
+    game_start, game_day, keep, finish, results_needed, kept_games, kept_players, kept_days = kernel.parse_month(
+        string_buffers(game_id), string_buffers(array("result")), string_buffers(player_id),
+        (boolean_bits(rated), rated.offset), values(finished_on.view(pa.int32())),
+        numbers("supply_centres", 34), numbers("centres", 0), (values(year), validity_bits(year), year.offset),
     )
-    index.set_order(count, order)
-    if len(players) < results.num_rows:
+    kept = len(finish)
+    if kept < results.num_rows:
         if game_id.null_count or player_id.null_count or finished_on.null_count:
             game_id, finished_on, player_id = kept_rows(keep, game_id, finished_on, player_id)
         else:  # the kernel copied the kept rows' ids and days
-            kept = len(players)
-            game_id = pa.StringArray.from_buffers(kept, pa.py_buffer(game_offsets), pa.py_buffer(game_bytes))
-            player_id = pa.StringArray.from_buffers(kept, pa.py_buffer(player_offsets), pa.py_buffer(player_bytes))
-            finished_on = array_of(pa.date32(), kept, days)
-    return MonthGames(game_start, game_day, finish, players, chunks_needed, game_id, finished_on, player_id)
+            game_id = pa.StringArray.from_buffers(kept, *(pa.py_buffer(buffer) for buffer in kept_games))
+            player_id = pa.StringArray.from_buffers(kept, *(pa.py_buffer(buffer) for buffer in kept_players))
+            finished_on = array_of(pa.date32(), kept, kept_days)
+    players = index.number(player_id)
+    return MonthGames(game_start, game_day, finish, players, results_needed, game_id, finished_on, player_id)
 
 
 # --- the system -----------------------------------------------------------------------------
@@ -407,7 +356,7 @@ class DiWZ:
             arrays.records["rated"][:len(ids)] = True
             arrays.records["rating"][:len(ids)] = entries[:, 0]
             arrays.records["evaluations"][:len(ids)] = entries[:, 1]
-        return DiWZState(first_month=None, index=PlayerIndex(ids), count=len(ids), arrays=arrays)
+        return DiWZState(first_month=None, index=PlayerIndex.of(ids), count=len(ids), arrays=arrays)
 
     def state_from_list(self, published: PublishedList) -> DiWZState:
         """The published list as established players (SPEC §2): each rating with its evaluations
@@ -436,7 +385,7 @@ class DiWZ:
         index = state.index if state.index.count == state.count else state.index.fork(state.count)
         games = month_games(month_input.results, index)
         count = index.count
-        arrays = state.arrays.copy_with_room(state.count, count, games.chunks_needed)
+        arrays = state.arrays.copy_with_room(state.count, count, games.results_needed)
 
         first_month = state.first_month
         clock_day = NO_DAY
@@ -445,9 +394,9 @@ class DiWZ:
             clock_day = day_number(month.first_day)
         bootstrap = self.newcomers == ERSTZAHL and not self.initial_ratings and month == first_month
         history = kernel.rate_month(
-            games.game_start, games.game_day, games.finish, games.players,
-            arrays.records, arrays.chunks, arrays.pool, count,
-            self.newcomers == START_1600 or bootstrap, clock_day, day_number(month.last_day), w_table(), kernel.TEN,
+            (games.game_start, games.game_day, games.finish, games.players),
+            arrays.records, arrays.collected, arrays.collected_rows,
+            (self.newcomers == START_1600 or bootstrap, clock_day, day_number(month.last_day)), (w_table(), kernel.TEN),
         )
         return MonthOutput(
             state=DiWZState(first_month=first_month, index=index, count=count, arrays=arrays),
@@ -459,7 +408,7 @@ class DiWZ:
         """The state as codec-friendly data (pipeline.core.state_codec): ids and numpy arrays."""
         n = state.count
         records = state.arrays.records[:n]
-        scores, opponents = kernel.flatten_collections(state.arrays.records, n, state.arrays.chunks)
+        scores, opponents = kernel.flatten_collections(state.arrays.records, n, state.arrays.collected)
         return {
             "first_month": None if state.first_month is None else (state.first_month.year, state.first_month.month),
             "ids": state.index.arrow(n),
@@ -475,18 +424,16 @@ class DiWZ:
         first_month = data["first_month"]
         ids = data["ids"]
         n = len(ids)
-        counts = np.asarray(data["collected_count"], dtype=np.int64)
-        arrays = PlayerArrays.empty(n, int(np.sum((counts + kernel.CHUNK - 1) // kernel.CHUNK)))
+        records = PlayerArrays.empty(n).records
         for name in STORED_FIELDS:
-            arrays.records[name][:n] = np.asarray(data[name]).reshape(arrays.records[name][:n].shape)
-        kernel.set_keeps_until(arrays.records, n)
-        pool = kernel.pool_collections(
-            arrays.records, n, np.asarray(data["collected_score"], dtype=np.int8),
-            np.asarray(data["collected_opponent"], dtype=np.int64), arrays.chunks,
-        )
+            records[name] = np.asarray(data[name]).reshape(records[name].shape)
+        kernel.set_keeps_until(records, n)
+        scores = np.asarray(data["collected_score"], dtype=np.int8)
+        collected = kernel.linked_collections(
+            records, n, scores, np.asarray(data["collected_opponent"], dtype=np.int64), 0)
         return DiWZState(
             first_month=None if first_month is None else Month(*first_month),
-            index=PlayerIndex(ids), count=n, arrays=PlayerArrays(arrays.records, arrays.chunks, pool),
+            index=PlayerIndex.of(ids), count=n, arrays=PlayerArrays(records, collected, len(scores)),
         )
 
 
@@ -570,7 +517,7 @@ def history_table(games: MonthGames, columns: tuple[np.ndarray, np.ndarray, np.n
 def rankings_table(index: PlayerIndex, count: int, arrays: PlayerArrays) -> pa.Table:
     """The list: established players by rating desc, then player_id; equal ratings share a rank."""
     columns, rating, last_evaluated, id_offsets, ids, offsets, text = kernel.rankings(
-        arrays.records, count, index.rank, index.offsets, index.data)
+        arrays.records, count, index.rank, *index.buffers())
     listed = len(rating)
     dated = np.packbits(last_evaluated != NO_DAY, bitorder="little")
     return pa.Table.from_arrays(
