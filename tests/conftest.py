@@ -5,6 +5,8 @@ import tempfile
 
 import pytest
 
+from pipeline.systems.kernel_cache import use_kernel_cache_dir
+
 # Tests never use the user's Dagster instance or warehouse, whatever the shell or the Makefile
 # exports: Dagster's home and the default raw, warehouse and local folders point into a folder of
 # this test process (each xdist worker imports this file and gets its own), set here, before any
@@ -15,6 +17,10 @@ for _variable, _folder in {"DAGSTER_HOME": "dagster", "DIPRANK_RAW_DIR": "raw",
                            "DIPRANK_WAREHOUSE_DIR": "warehouse", "DIPRANK_LOCAL_DIR": "local"}.items():
     os.environ[_variable] = os.path.join(SCRATCH, _folder)
     os.makedirs(os.environ[_variable], exist_ok=True)
+
+# Numba's cache in the folder named for the present kernel sources, as the diprank program has it,
+# set before any test module imports numba: a cache compiled from older sources is never read.
+use_kernel_cache_dir()
 
 # Reproducible "today" for the not-in-the-future rule.
 os.environ.setdefault("DIPRANK_TODAY", "2026-11-29")

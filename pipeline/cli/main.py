@@ -6,7 +6,6 @@ receives them. The commands print and choose exit codes; the work they call retu
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import sys
@@ -23,6 +22,7 @@ from pipeline.core.months import Month
 from pipeline.core.progress import show_progress
 from pipeline.defs.instance import EVENT_BATCH_SIZE, EVENT_BATCH_SIZE_VARIABLE
 from pipeline.settings import ENV_RAW_DIR, ENV_WAREHOUSE_DIR, Settings, SettingsError, is_url
+from pipeline.systems.kernel_cache import use_kernel_cache_dir
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
@@ -99,16 +99,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def command_line() -> int:
-    """The `diprank` program: main on the process's arguments, leaving what it built to the exit.
+    """The `diprank` program: main on the process's arguments, with numba's cache in the kernels' folder.
 
-    Python's shutdown collects every object still tracked, and a run leaves a million of them
-    (Dagster's definitions and events, the imported modules): 1M games, 1.4-1.7 s from the
-    summary to the process's end. Frozen, they are not walked; the process's end frees them.
-    Not in main itself, which tests call many times in one process.
+    The folder is set before anything imports numba (pipeline/systems/kernel_cache.py), and the
+    processes the run starts inherit it.
     """
-    code = main()
-    gc.freeze()
-    return code
+    use_kernel_cache_dir()
+    return main()
 
 
 def selected_systems(text: str | None) -> list[str] | None:
