@@ -11,8 +11,6 @@ run ui: export DAGSTER_HOME ?= $(abspath $(WAREHOUSE))/.dagster
 # Numba's cache of the kernels, in a folder named for the kernels' sources (pipeline/systems/kernel_cache.py),
 # chosen before numba is imported; a NUMBA_CACHE_DIR of the user's is kept.
 compile run ui test bench: export NUMBA_CACHE_DIR ?= $(shell $(PYTHON) -m pipeline.systems.kernel_cache)
-# Every process of `dagster dev` writes a batch of events at once (EVENT_BATCH_SIZE in pipeline/defs/instance.py).
-ui: export DAGSTER_EVENT_BATCH_SIZE ?= 1000
 
 .PHONY: setup compile run test ui bench integration clean
 

@@ -14,6 +14,7 @@ from assets.raw_feeds import raw_feed_spec, staged_feed
 from assets.validated_feeds import validated_feed, validated_feed_checks, validated_feed_spec
 from pipeline.core.feed_spec import FEEDS
 from pipeline.defs.resources import DiprankResource
+from pipeline.defs.tags import FEEDS_POOL
 from pipeline.ingest.validation import VALIDATION_ORDER
 
 INGEST_STEP = "ingest_feeds"
@@ -25,6 +26,7 @@ INGEST_STEP = "ingest_feeds"
            *(validated_feed_spec(feed) for feed in VALIDATION_ORDER), RANGES_SPEC],
     check_specs=[check for feed in VALIDATION_ORDER for check in validated_feed_checks(feed)],
     can_subset=False,
+    pool=FEEDS_POOL,
     description="Stage every raw delivery, validate the feeds in DuckDB, and bring the systems' month ranges up to date.",
 )
 def ingest_feeds(context: AssetExecutionContext, diprank: DiprankResource) -> Iterator[MaterializeResult]:

@@ -11,8 +11,8 @@ from assets.metadata import column_schema, markdown_table
 from assets.progress import progress_lines
 from pipeline.rating.checks import CHECK_DESCRIPTIONS, no_outcomes
 from pipeline.core.months import Month
-from pipeline.defs.tags import rankings_asset_name
 from pipeline.defs.resources import DiprankResource
+from pipeline.defs.tags import rankings_asset_name, system_pool
 from pipeline.rating.runner import NothingToRate, run_system
 from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key, system_class
 from pipeline.warehouse.views import refresh_views
@@ -32,6 +32,7 @@ def build_rating_asset(system_name: str, partitions_def: PartitionsDefinition) -
         group_name=system_name,
         partitions_def=partitions_def,
         backfill_policy=BackfillPolicy.single_run(),
+        pool=system_pool(system_name),
         deps=[
             AssetDep(key, partition_mapping=TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)),
             *FEED_DEPS[cls.feed],

@@ -1,8 +1,8 @@
 """The Dagster code location of diprank, built when the code location loads.
 
 `defs` resolves the settings once (from the environment of the process that loads the code
-location) and builds everything from them: the resource, the partitions, the jobs with their
-writer tags, the schedule, the sensors and the executor. Importing this module builds nothing.
+location) and builds everything from them: the resource, the partitions, the jobs, the
+schedule, the sensors and the executor. Importing this module builds nothing.
 """
 from __future__ import annotations
 

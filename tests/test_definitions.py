@@ -62,27 +62,42 @@ def test_dagster_cli_validates_the_workspace():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_production_instance_limits_every_writer_tag():
-    """Each writer tag of the jobs has a one-run-per-warehouse limit in the production instance."""
+@pytest.mark.parametrize("instance_file", ["pipeline/defs/dagster.yaml", "deploy/production/dagster.yaml"])
+def test_every_instance_file_limits_the_writers_pools_to_one(instance_file):
+    """The shipped instance files give every pool a limit of one step at a time."""
     import yaml
 
-    from pipeline.defs.tags import WRITER_TAGS
-
-    instance = yaml.safe_load((REPO / "deploy" / "production" / "dagster.yaml").read_text())
-    limits = instance["run_coordinator"]["config"]["tag_concurrency_limits"]
-    per_warehouse = {l["key"] for l in limits if l["limit"] == 1 and l["value"] == {"applyLimitPerUniqueValue": True}}
-    assert set(WRITER_TAGS) <= per_warehouse
-    assert instance["storage"]["postgres"]["postgres_url"] == {"env": "DIPRANK_POSTGRES_URL"}
+    instance = yaml.safe_load((REPO / instance_file).read_text())
+    assert instance["concurrency"]["pools"]["default_limit"] == 1
 
 
-def test_jobs_carry_their_writer_tags(defs):
-    from pipeline.defs.tags import FEEDS_WRITER_TAG, WRITER_TAGS, system_writer_tag
+def test_every_asset_that_writes_is_in_its_writers_pool(defs):
+    """Ingest's assets share one pool, each system's asset has its own."""
+    from pipeline.defs.tags import FEEDS_POOL, system_pool
 
-    location = defs.resources["diprank"].warehouse_dir
-    assert defs.resolve_job_def("ingest").tags == {tag: location for tag in WRITER_TAGS}
-    for system in SYSTEM_NAMES:
-        tags = defs.resolve_job_def(f"{system}_job").tags
-        assert tags == {system_writer_tag(system): location} and FEEDS_WRITER_TAG not in tags
+    graph = defs.resolve_asset_graph()
+    pools = {key.to_user_string(): graph.get(key).pools for key in graph.get_all_asset_keys()
+             if graph.get(key).is_materializable}
+    for name, asset_pools in pools.items():
+        system = name[: -len("_rankings")] if name.endswith("_rankings") else None
+        assert asset_pools == {system_pool(system) if system in SYSTEM_NAMES else FEEDS_POOL}, name
+
+
+def test_the_shipped_instance_file_goes_into_an_empty_home_and_a_users_own_stays(tmp_path):
+    from dagster import DagsterInstance
+
+    from pipeline.defs.instance import SHIPPED_INSTANCE, prepare_local_instance
+
+    empty = prepare_local_instance(tmp_path / "new")
+    assert (empty / "dagster.yaml").read_bytes() == SHIPPED_INSTANCE.read_bytes()
+    with DagsterInstance.from_config(str(empty)) as instance:
+        assert instance.event_log_storage.supports_global_concurrency_limits
+        assert instance.get_concurrency_config().pool_config.default_pool_limit == 1
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    prepare_local_instance(own)
+    assert (own / "dagster.yaml").read_text() == "telemetry:\n  enabled: false\n"
 
 
 def test_executor_comes_from_the_settings():

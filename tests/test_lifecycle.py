@@ -124,32 +124,19 @@ def test_no_missing_partition_before_the_last_materialized_month(tmp_path):
         assert [k for k in up_to_last if k not in shown[system]] == [], system
 
 
-def test_a_range_run_of_the_command_records_each_month_in_batches(tmp_path, monkeypatch):
+def test_a_range_run_of_the_command_records_each_month(tmp_path):
     """`diprank run` records each month a system's range run plans and writes (so the UI can mark a
-    running or failed range's months), the months of each kind written to the event log as one batch."""
-    from collections import Counter
-
+    running or failed range's months)."""
     from dagster import DagsterEventType
 
-    from pipeline.defs.event_log import BatchingSqliteEventLogStorage
-
-    batches = []
-    store = BatchingSqliteEventLogStorage.store_event_batch
-    monkeypatch.setattr(BatchingSqliteEventLogStorage, "store_event_batch", lambda self, events: (
-        batches.append(Counter(e.dagster_event_type for e in events)), store(self, events))[1])
     raw, warehouse = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "games" / "a.csv", list(synthetic_games(5, 40, 15, dt.date(2020, 1, 1), dt.date(2020, 6, 30))))
     run(raw, warehouse)
     months = {f"2020-{m:02d}-01" for m in range(1, 7)}
     with dagster_instance_at(warehouse / ".dagster") as instance:
-        assert isinstance(instance.event_log_storage, BatchingSqliteEventLogStorage)
         club = [r for r in instance.get_runs() if r.job_name == "club_job"]
         assert len(club) == 1
         planned = instance.get_records_for_run(club[0].run_id,
                                                of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED).records
         assert sorted(r.event_log_entry.dagster_event.partition for r in planned) == sorted(months)
         assert instance.get_materialized_partitions(AssetKey("club_rankings")) == months
-    # Per system (the three game systems: no events here), its six planned months in one batch (with
-    # its checks' plans), and its six materialized months in another.
-    assert sum(b[DagsterEventType.ASSET_MATERIALIZATION_PLANNED] == 6 for b in batches) == 3, batches
-    assert sum(b == {DagsterEventType.ASSET_MATERIALIZATION: 6} for b in batches) == 3, batches

@@ -12,15 +12,12 @@ import sys
 import time
 import traceback
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from pipeline.cli.arguments import month_argument, whole_number
 from pipeline.cli.report import add_report_parser, command_report
 from pipeline.core.months import Month
 from pipeline.core.progress import show_progress
-from pipeline.defs.instance import EVENT_BATCH_SIZE, EVENT_BATCH_SIZE_VARIABLE
 from pipeline.settings import ENV_RAW_DIR, ENV_WAREHOUSE_DIR, Settings, SettingsError, is_url
 from pipeline.systems.kernel_cache import use_kernel_cache_dir
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
@@ -144,26 +141,12 @@ def command_run(args, settings: Settings) -> int:
     warehouse.local_dir.mkdir(parents=True, exist_ok=True)
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
     try:
-        with warehouse_lock(warehouse.run_lock_path, wait=args.wait, on_wait=say), batched_event_writes():
+        with warehouse_lock(warehouse.run_lock_path, wait=args.wait, on_wait=say):
             return run_and_summarise(settings, warehouse, args.first, args.last, strict=args.strict,
                                      systems=systems, say=say)
     except WarehouseBusy as busy:
         print(f"diprank: {busy}", file=sys.stderr)
         return EXIT_BUSY
-
-
-@contextmanager
-def batched_event_writes() -> Iterator[None]:
-    """The runs this command creates, and the system processes it starts, write a batch of events
-    (a range run's months, planned and materialized) at once (pipeline/defs/event_log.py); a value
-    in the environment wins."""
-    before = os.environ.get(EVENT_BATCH_SIZE_VARIABLE)
-    os.environ[EVENT_BATCH_SIZE_VARIABLE] = before if before is not None else str(EVENT_BATCH_SIZE)
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[EVENT_BATCH_SIZE_VARIABLE]
 
 
 def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: Month | None, *,

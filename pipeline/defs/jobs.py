@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dagster import AssetKey, AssetSelection, PartitionsDefinition, define_asset_job
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
-from pipeline.defs.tags import ingest_run_tags, rankings_asset_name, rating_run_tags
+from pipeline.defs.tags import WAREHOUSE_TAG, rankings_asset_name
 from pipeline.systems.registry import SYSTEM_NAMES
 
 INGEST_JOB = "ingest"
 INGEST_GROUPS = ("feeds", "validated")
+# What define_asset_job returns: a job resolved when the Definitions are (its class is not public).
+AssetJob = Any
 
 
 def rating_job_name(system: str) -> str:
@@ -21,26 +23,27 @@ def rating_job_name(system: str) -> str:
 class Jobs:
     """The code location's jobs."""
 
-    ingest: UnresolvedAssetJobDefinition
-    rating: dict[str, UnresolvedAssetJobDefinition]
+    ingest: AssetJob
+    rating: dict[str, AssetJob]
 
-    def all(self) -> list[UnresolvedAssetJobDefinition]:
+    def all(self) -> list[AssetJob]:
         return [self.ingest, *self.rating.values()]
 
 
 def build_jobs(warehouse_location: str, partitions: dict[str, PartitionsDefinition]) -> Jobs:
     """The ingest job and one range job per system, tagged with the warehouse they write."""
+    tags = {WAREHOUSE_TAG: warehouse_location}
     ingest = define_asset_job(
         INGEST_JOB, selection=AssetSelection.groups(*INGEST_GROUPS),
         description="Stage every raw delivery and validate the four feeds.",
-        tags=ingest_run_tags(warehouse_location),
+        tags=tags,
     )
     rating = {
         system: define_asset_job(
             rating_job_name(system), selection=AssetSelection.assets(AssetKey(rankings_asset_name(system))),
             partitions_def=partitions[system],
             description=f"Compute {system} snapshots for a range of months (one run, oldest month first).",
-            tags=rating_run_tags(system, warehouse_location),
+            tags=tags,
         )
         for system in SYSTEM_NAMES
     }

@@ -4,9 +4,9 @@ from __future__ import annotations
 import datetime as dt
 
 from dagster import DefaultScheduleStatus, RunRequest, ScheduleDefinition, ScheduleEvaluationContext, schedule
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from pipeline.core.months import Month
+from pipeline.defs.jobs import AssetJob
 from pipeline.defs.tags import THROUGH_TAG
 
 MONTHLY_TABLES = "monthly_tables"
@@ -25,7 +25,7 @@ def monthly_request(scheduled_at: dt.datetime) -> RunRequest:
     return RunRequest(run_key=f"monthly-{month}", tags={THROUGH_TAG: str(month)})
 
 
-def build_schedules(ingest_job: UnresolvedAssetJobDefinition) -> list[ScheduleDefinition]:
+def build_schedules(ingest_job: AssetJob) -> list[ScheduleDefinition]:
     @schedule(
         name=MONTHLY_TABLES,
         cron_schedule=MONTHLY_CRON,

@@ -1,36 +1,28 @@
-"""Run tags that keep the writers of one warehouse apart, and the other tags diprank's runs carry.
+"""The concurrency pools that keep the writers of one warehouse apart, and the tags diprank's runs carry.
 
-The queued run coordinator's tag_concurrency_limits (deploy/production/dagster.yaml) allow one run
-per value of each writer tag, the value being the warehouse location in its canonical spelling
-(`Settings.warehouse_dir`): ingest carries all five tags, a rating system only its own.
+Every asset that writes is in a pool, and the instance file (pipeline/defs/dagster.yaml,
+deploy/production/dagster.yaml) limits every pool to one step at a time, however its run started:
+ingest (which replaces the validated feeds every system reads) in one pool, each rating system in
+a pool of its own, so the systems run side by side and never twice at once. The warehouse's file
+locks (pipeline/warehouse/locks.py) hold the same rules underneath.
 """
 from __future__ import annotations
 
 from pipeline.systems.registry import SYSTEM_NAMES
 
-FEEDS_WRITER_TAG = "diprank/writes-feeds"
-WRITER_TAG_PREFIX = "diprank/writes-"
+FEEDS_POOL = "diprank_feeds"
+WAREHOUSE_TAG = "diprank/warehouse"  # the warehouse a job's runs write, in its canonical spelling
 THROUGH_TAG = "diprank/through"  # the last month the ratings after an ingest must reach
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 RANKINGS_SUFFIX = "_rankings"
 
 
-def system_writer_tag(system: str) -> str:
-    return f"{WRITER_TAG_PREFIX}{system}"
+def system_pool(system: str) -> str:
+    return f"diprank_{system}"
 
 
-WRITER_TAGS = (FEEDS_WRITER_TAG, *(system_writer_tag(s) for s in SYSTEM_NAMES))
-
-
-def ingest_run_tags(warehouse_location: str) -> dict[str, str]:
-    """Ingest replaces the validated feeds every system reads: it excludes every other writer."""
-    return {tag: warehouse_location for tag in WRITER_TAGS}
-
-
-def rating_run_tags(system: str, warehouse_location: str) -> dict[str, str]:
-    """A system writes only its own outputs: systems run side by side, never twice at once."""
-    return {system_writer_tag(system): warehouse_location}
+WRITER_POOLS = (FEEDS_POOL, *(system_pool(s) for s in SYSTEM_NAMES))
 
 
 def range_tags(first_partition: str, last_partition: str) -> dict[str, str]:

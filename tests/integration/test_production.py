@@ -1,4 +1,4 @@
-"""The production profile against real servers: PostgreSQL storage, the queued run coordinator,
+"""The production profile against real servers: PostgreSQL storage, Dagster's queued run coordinator with concurrency pools,
 two Celery workers and the warehouse on an S3 emulator. Its outputs equal the embedded run's."""
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def runs_of(stack, warehouse: str) -> list[dict]:
             cur.execute(
                 "SELECT r.run_id, r.pipeline_name, r.status, r.start_time, r.end_time FROM runs r "
                 "WHERE EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.run_id "
-                "AND t.key LIKE 'diprank/writes-%%' AND t.value = %s) ORDER BY r.create_timestamp",
+                "AND t.key = 'diprank/warehouse' AND t.value = %s) ORDER BY r.create_timestamp",
                 [warehouse])
             return [dict(zip(("run_id", "job", "status", "start", "end"), row)) for row in cur.fetchall()]
 
@@ -136,7 +136,7 @@ def test_daemon_queues_runs_and_the_systems_run_side_by_side(stack, embedded_run
         assert launched.returncode == 0, launched.stdout + launched.stderr
     club_runs = [r for r in runs_of(stack, warehouse) if r["job"] == "club_job"]
     assert [r["status"] for r in club_runs[-2:]] == ["QUEUED", "QUEUED"]
-    # A new daemon starts them; the coordinator's tag limit runs them one after the other.
+    # A new daemon starts them; the club pool's limit runs them one after the other.
     stack.start_daemon(env)
 
     def both_club_runs_done():
