@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
 
-from pipeline.systems.kernels.ids import is_name, name_words, number_rows, run_end, string_words
+from pipeline.systems.kernels.ids import is_name, name_words, run_end, string_words
 from pipeline.systems.kernels.sort import extend_id_order, stable_order
 
 WIN, DRAW, LOSS = 0, 1, 2  # result codes: solo, draw member, anything else (SPEC §3.2 decision)
@@ -265,12 +265,11 @@ def _validity(values: np.ndarray) -> np.ndarray:
 
 
 # club_month's arguments, grouped.
-# The month's rows: finishing days (int32 day numbers), and game_id, responsible_player_id and
-# result as Arrow string buffers; and the month's first and last day.
-MonthRows = namedtuple("MonthRows", "days first_day last_day game_offsets game_data player_offsets player_data "
-                                    "result_offsets result_data")
-# The players' ids (pipeline.systems.kernels.ids: offsets, bytes, hash table) and every player in id order.
-Registry = namedtuple("Registry", "offsets data slots order")
+# The month's rows: game_id and result as Arrow string buffers.
+MonthRows = namedtuple("MonthRows", "game_offsets game_data result_offsets result_data")
+# The players' ids (pipeline.systems.kernels.numbering: offsets and bytes), the `known` players
+# before the month in id order (order[:known]; room for `count`, every player after the month).
+Registry = namedtuple("Registry", "offsets data order known count")
 # The year so far: the rows' players (`rows` of them) grouped by game (game g owns rows
 # starts[g]:starts[g + 1], `games` games), and the year's players in order of first game.
 YearRows = namedtuple("YearRows", "players rows starts games members n_members")
@@ -284,38 +283,27 @@ WorkSpace = namedtuple("WorkSpace", "log_points values limbs")
 
 
 @njit(cache=True)
-def club_month(month, registry, n_players, year, people, work):
+def club_month(month, registry, year, people, work):
     """Add the month's games to the year and compute the month-end table, in one pass.
 
-    The registry, the year's rows and members get the month appended: they, and every
-    per-player array (work space included), must have room for `rows` more entries. Returns
-    (status, n_players, games, n_members, history, order, ids, counts, columns, max_games).
-    status 0; -1 when a record passed MAX_COUNT; r + 1 when row r finished outside [first_day,
-    last_day] (nothing is changed then). history follows the month's rows: letters (W, D or L
+    The year's rows hold the month's players after its `rows` entries; its starts and members
+    get the month appended and must have room for as many more entries as the month has rows;
+    every per-player array (work space included) must have room for registry.count players.
+    Returns (status, games, n_members, history, order, ids, counts, columns, max_games).
+    status 0; -1 when a record passed MAX_COUNT. history follows the month's rows: letters (W, D or L
     as bytes), rating_before (NaN: not in the previous table) with its validity bitmap, and
     rating_after. order is the listed players in rank order; ids their ids (Arrow string
     offsets and bytes) and the validity bitmap of W% and S (null without a game); counts their
     rank, wins, draws, losses and games; columns their rating, win points, W%, S, base and
     legacy (W% and S NaN without a game).
     """
-    days, first_day, last_day, game_offsets, game_data, player_offsets, player_data, result_offsets, result_data = month
-    rows = days.shape[0]
-    id_offsets, id_data, slots, id_order = registry
+    game_offsets, game_data, result_offsets, result_data = month
+    rows = game_offsets.shape[0] - 1
+    id_offsets, id_data, id_order, known, n_players = registry
     year_players, year_rows, year_starts, year_games, members, n_members = year
     records, legacy, legacy_players, last_rating, table_players = people
     log_points, values, limbs = work
-    outside = False
-    for r in range(rows):
-        outside |= (days[r] < first_day) | (days[r] > last_day)
-    if outside:
-        for r in range(rows):
-            if days[r] < first_day or days[r] > last_day:
-                return _failed(r + 1, n_players, 0, n_members)
-    known = n_players
     players = year_players[year_rows : year_rows + rows]
-    # The registry has room for the month's ids and keeps its table at most a quarter full
-    # (kernels.ids.FILL) with them, so no array is replaced here.
-    n_players = number_rows(player_offsets, player_data, None, id_offsets, id_data, slots, n_players, players)[0]
     extend_id_order(id_order, known, n_players, id_offsets, id_data)
     games = _group_games(game_offsets, game_data, rows, year_rows, year_starts, year_games)
     letters = np.empty(rows, np.uint8)
@@ -333,7 +321,7 @@ def club_month(month, registry, n_players, year, people, work):
             records[player, result] += 1
             opponents = np.int64(records[player, PAIRS]) + (stop - first - 1)
             if opponents > MAX_COUNT:
-                return _failed(-1, n_players, games, n_members)
+                return _failed(games, n_members)
             records[player, PAIRS] = opponents
     year = members[:n_members]
     _schedule_sums(year_players[: year_rows + rows], year_starts[: year_games + games + 1], records, year, values, limbs)
@@ -393,12 +381,12 @@ def club_month(month, registry, n_players, year, people, work):
     for r in range(rows):
         rating_after[r] = last_rating[players[r]]
     history = (letters, rating_before, _validity(rating_before), rating_after)
-    return 0, n_players, games, n_members, history, order, (ids, id_bytes, _validity(columns[2])), counts, columns, max_games
+    return 0, games, n_members, history, order, (ids, id_bytes, _validity(columns[2])), counts, columns, max_games
 
 
 @njit(cache=True)
-def _failed(status: int, n_players: int, games: int, n_members: int):
-    """club_month's result when it stops early."""
+def _failed(games: int, n_members: int):
+    """club_month's result when a record passed MAX_COUNT."""
     no_bytes, no_floats = np.empty(0, np.uint8), np.empty(0)
-    return (status, n_players, games, n_members, (no_bytes, no_floats, no_bytes, no_floats), np.empty(0, np.int32),
+    return (-1, games, n_members, (no_bytes, no_floats, no_bytes, no_floats), np.empty(0, np.int32),
             (np.zeros(1, np.int32), no_bytes, no_bytes), np.empty((5, 0), np.int64), np.empty((6, 0)), 0)

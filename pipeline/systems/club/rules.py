@@ -6,15 +6,17 @@ plus a legacy of 0.10 × last December's rating for players who played last year
 win, a draw member draws, any other result is a loss; opponents are the game's other
 responsible players.
 
-Computation: players are dense indices into per-player arrays (year-to-date wins, draws,
-losses and opponent pairs; legacy; last month's rating). The year's rows are kept as player
-indices grouped by game, and each month end recomputes the whole year-to-date table in one
-compiled call (pipeline.systems.club.kernel), O(rows of the year + players): S is summed
-exactly over the year's games and rounded once, so the values equal the from-scratch
-reference (pipeline.systems.club.reference) float for float. A step copies the per-player arrays it
-changes (O(players) numpy work, never per game); the id registry and the year's rows are
-append-only and shared between successive states, and an append after a state that is not the
-newest works on a copy, so a state never changes once returned and can be stepped again.
+Computation: players are numbered by the shared pipeline.systems.kernels.numbering, and the
+numbers index per-player arrays (year-to-date wins, draws, losses and opponent pairs; legacy;
+last month's rating). The year's rows are kept as player numbers grouped by game, and each
+month end recomputes the whole year-to-date table in one compiled call
+(pipeline.systems.club.kernel), O(rows of the year + players): S is summed exactly over the
+year's games and rounded once, so the values equal the from-scratch reference
+(pipeline.systems.club.reference) float for float. A step copies the per-player arrays it
+changes (O(players) numpy work, never per game, grown by pipeline.systems.kernels.arrays); the
+numbering and the year's rows are append-only and shared between successive states, and an
+append after a state that is not the newest works on a copy, so a state never changes once
+returned and can be stepped again.
 """
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.systems.club import kernel
-from pipeline.systems.kernels.ids import FILL, array_of, id_table, string_buffers
+from pipeline.systems.kernels.arrays import copy_with_room, resized, with_room
+from pipeline.systems.kernels.ids import array_of, string_buffers
+from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.kernels.sort import sorted_by_id
 from pipeline.systems.base import (
     MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
@@ -38,10 +42,7 @@ from schemas.club import ClubHistory, ClubRankings
 LEGACY_SHARE = 0.1
 _NO_DAYS = np.zeros(0, np.int32)
 _NO_PLAYERS = np.zeros(0, np.int32)
-_NO_BYTES = np.zeros(0, np.uint8)
-_ZERO_OFFSET = np.zeros(1, np.int32)
 _EPOCH = dt.date(1970, 1, 1)
-_MAX_INT32 = 2**31 - 1
 
 RANKINGS_SCHEMA = rankings_schema(*model_columns(ClubRankings))
 
@@ -74,22 +75,6 @@ def _work_space(size: int) -> tuple[np.ndarray, np.ndarray]:
     return space.view(np.float64)[:, 4:], space[:, :4]
 
 
-def _with_room(array: np.ndarray, size: int, fill: Any = 0) -> np.ndarray:
-    """A copy of `array` with room for at least `size` rows (capacity doubles; new rows are `fill`)."""
-    if size <= len(array):
-        return array.copy()
-    return _room(array, len(array), size, fill)
-
-
-def _room(array: np.ndarray, used: int, size: int, fill: Any = 0) -> np.ndarray:
-    """`array` itself, or a larger one (capacity doubling) holding its first `used` rows."""
-    if size <= len(array):
-        return array
-    grown = np.full((max(size, 2 * len(array), 64),) + array.shape[1:], fill, array.dtype)
-    grown[:used] = array[:used]
-    return grown
-
-
 class AppendLog:
     """An append-only numpy buffer shared by successive states.
 
@@ -110,7 +95,7 @@ class AppendLog:
     def reserved(self, length: int, extra: int) -> "AppendLog":
         """The log holding the first `length` entries with room for `extra` more after them."""
         log = self if self.size == length else AppendLog(self.data[:length].copy())
-        log.data = _room(log.data, length, length + extra)
+        log.data = with_room(log.data, length + extra, used=length)
         return log
 
 
@@ -135,64 +120,20 @@ def _letters(letters: np.ndarray) -> pa.Array:
     return _strings(_steps[: len(letters) + 1], letters)
 
 
-def _slot_count(needed: int) -> int:
-    """Hash slots: the power of two at least `needed` (64 at least)."""
-    return max(64, 1 << (needed - 1).bit_length())
-
-
-class PlayerIds:
-    """Player ids and their dense indices (in order of first appearance), shared like AppendLog.
-
-    The UTF-8 ids are kept as Arrow-style offsets and bytes, with an open-addressing hash table
-    of indices and the indices in id order (pipeline.systems.kernels.ids and .sort), so the kernel looks
-    ids up and orders the table, and an Arrow array of the ids costs no copy. A state with n
-    players owns indices 0..n-1; `size` is how many the newest state sharing this registry has.
-    """
-
-    __slots__ = ("offsets", "data", "slots", "order", "size")
-
-    def __init__(self, offsets: np.ndarray, data: np.ndarray):
-        self.size = len(offsets) - 1
-        self.offsets = np.array(offsets, np.int32)
-        self.data = np.array(data, np.uint8)
-        self.slots = id_table(self.offsets, self.data, self.size, _slot_count(FILL * self.size))
-        self.order = sorted_by_id(np.arange(self.size, dtype=np.int32), self.offsets, self.data)
-
-    def buffers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """The first n players' (offsets, bytes)."""
-        offsets = self.offsets[: n + 1]
-        return offsets, self.data[: offsets[-1]]
-
-    def reserved(self, n: int, ids: int, nbytes: int) -> "PlayerIds":
-        """The registry of the first n players with room for `ids` more ids of `nbytes` bytes."""
-        registry = self if self.size == n else PlayerIds(*self.buffers(n))
-        used = int(registry.offsets[n])
-        if used + nbytes > _MAX_INT32:
-            raise ValueError("club rating: player ids exceed 2 GiB")
-        registry.offsets = _room(registry.offsets, n + 1, n + ids + 1)
-        registry.data = _room(registry.data, used, used + nbytes)
-        registry.order = _room(registry.order, n, n + ids)
-        # At most a quarter of the slots in use (kernels.ids.FILL) even if every id of the month
-        # is new: the kernel numbers them in place, so the table must not need replacing.
-        needed = FILL * (n + ids)
-        if len(registry.slots) < needed:
-            registry.slots = id_table(registry.offsets, registry.data, n, _slot_count(needed))
-        return registry
-
-
 @dataclass(frozen=True)
 class ClubState:
     """Year-to-date club state; never mutated once returned (steps build a new one).
 
-    Per-player arrays are indexed by the player's position in `players` and have room for at
-    least `n_players` entries. The year's rows are `year_rows` responsible players in processing
+    Per-player arrays are indexed by the player's number and have room for at least
+    `n_players` entries. The year's rows are `year_rows` responsible players in processing
     order; game g owns rows year_starts[g]:year_starts[g + 1]. `members` lists the year's
     players in order of their first game.
     """
 
     year: int | None
     n_players: int
-    players: PlayerIds
+    players: PlayerNumbers  # shared: the first n_players ids are this state's
+    id_order: np.ndarray  # int32: the state's players in id order (the table's last tie-break)
     records: np.ndarray  # (players, 4) int32: wins, draws, losses and (game, opponent) pairs this year
     legacy: np.ndarray  # float64: 0.10 × last December's rating; NaN if the player did not play then
     legacy_players: np.ndarray  # int32: the players with a legacy
@@ -229,7 +170,7 @@ def opened_year(state: ClubState, year: int) -> ClubState:
         played = state.records[:n, : kernel.PAIRS].sum(axis=1) > 0
         legacy[played] = LEGACY_SHARE * state.last_rating[:n][played]
     return ClubState(
-        year=year, n_players=n, players=state.players, legacy=legacy,
+        year=year, n_players=n, players=state.players, id_order=state.id_order, legacy=legacy,
         legacy_players=np.flatnonzero(~np.isnan(legacy)).astype(np.int32),
         last_rating=state.last_rating, table_players=state.table_players, **_empty_year(n),
     )
@@ -256,6 +197,16 @@ def _day_number(day: dt.date) -> int:
     return (day - _EPOCH).days
 
 
+def _check_in_month(rows: pa.Table, month: Any) -> None:
+    """ValueError unless every row finished within the month."""
+    days = _day_numbers(rows.column("finished_on"))
+    outside = (days < _day_number(month.first_day)) | (days > _day_number(month.last_day))
+    if outside.any():
+        row = int(np.argmax(outside))
+        raise ValueError(f"game {rows.column('game_id')[row].as_py()} finished "
+                         f"{rows.column('finished_on')[row].as_py()}, not in {month}")
+
+
 class ClubRating:
     """The club "Rankings Explained" rating: year-to-date P, W% and schedule strength, plus legacy."""
 
@@ -272,7 +223,7 @@ class ClubRating:
     def initial_state(self) -> ClubState:
         """No year open yet, nobody rated."""
         return ClubState(
-            year=None, n_players=0, players=PlayerIds(_ZERO_OFFSET, _NO_BYTES),
+            year=None, n_players=0, players=PlayerNumbers(), id_order=_NO_PLAYERS,
             legacy=np.zeros(0), legacy_players=_NO_PLAYERS, last_rating=np.zeros(0), table_players=_NO_PLAYERS,
             **_empty_year(0),
         )
@@ -298,35 +249,30 @@ class ClubRating:
         """Add the month's games to the year so far and recompute the table at the month's end."""
         month, rows = month_input.month, month_input.results
         state = opened_year(state, month.year)
+        _check_in_month(rows, month)
         m, n = rows.num_rows, state.n_players
         game_ids = rows.column("game_id")
-        player_ids = _string_buffers(rows.column("responsible_player_id"))
-        registry = state.players.reserved(n, m, int(player_ids[0][-1] - player_ids[0][0]))
         year_players = state.year_players.reserved(state.year_rows, m)
         year_starts = state.year_starts.reserved(state.year_games + 1, m)
         members = state.members.reserved(state.n_members, m)
-        room = n + m
-        records = _with_room(state.records, room)
-        last_rating = _with_room(state.last_rating, room, np.nan)
-        legacy = _room(state.legacy, n, room, np.nan)
-        values, limbs = _work_space(room)
-        (status, n, games, n_members, (letters, rating_before, listed_before, rating_after),
+        players = state.players.first(n)
+        players.numbers(_single(rows.column("responsible_player_id")),
+                        out=year_players.data[state.year_rows:state.year_rows + m])
+        count = players.count
+        id_order = resized(state.id_order, count, keep=n)
+        records = copy_with_room(state.records, count)
+        last_rating = copy_with_room(state.last_rating, count, np.nan)
+        legacy = with_room(state.legacy, count, np.nan, used=n)
+        values, limbs = _work_space(count)
+        (status, games, n_members, (letters, rating_before, listed_before, rating_after),
          order, (id_offsets, id_bytes, played), counts, columns, max_games) = kernel.club_month(
-            kernel.MonthRows(_day_numbers(rows.column("finished_on")), _day_number(month.first_day),
-                             _day_number(month.last_day), *_string_buffers(game_ids), *player_ids,
-                             *_string_buffers(rows.column("result"))),
-            kernel.Registry(registry.offsets, registry.data, registry.slots, registry.order), n,
+            kernel.MonthRows(*_string_buffers(game_ids), *_string_buffers(rows.column("result"))),
+            kernel.Registry(players.offsets, players.pool, id_order, n, count),
             kernel.YearRows(year_players.data, state.year_rows, year_starts.data, state.year_games,
                             members.data, state.n_members),
             kernel.PlayerArrays(records, legacy, state.legacy_players, last_rating, state.table_players),
             kernel.WorkSpace(log_points(2 * state.max_games + m + 1), values, limbs),
         )
-        if status > 0:  # found before anything changed
-            row = status - 1
-            raise ValueError(
-                f"game {game_ids[row].as_py()} finished {rows.column('finished_on')[row].as_py()}, not in {month}"
-            )
-        registry.size = n
         year_players.size = state.year_rows + m
         year_starts.size = state.year_games + games + 1
         members.size = n_members
@@ -350,7 +296,7 @@ class ClubRating:
             schema=HISTORY_SCHEMA,
         )
         new_state = ClubState(
-            year=state.year, n_players=n, players=registry, records=records,
+            year=state.year, n_players=count, players=players, id_order=id_order, records=records,
             legacy=legacy, legacy_players=state.legacy_players, last_rating=last_rating, table_players=order,
             max_games=max_games, year_rows=year_players.size, year_games=year_starts.size - 1,
             n_members=n_members, year_players=year_players, year_starts=year_starts, members=members,
@@ -381,10 +327,15 @@ class ClubRating:
         legacy, last_rating = np.array(data["legacy"], np.float64), np.array(data["last_rating"], np.float64)
         year_players, year_starts = np.array(data["year_players"], np.int32), np.array(data["year_starts"], np.int64)
         members = np.array(data["members"], np.int32)
+        offsets = np.array(data["id_offsets"], np.int32)
+        id_bytes = np.array(data["id_data"], np.uint8)
+        ids = pa.StringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(id_bytes))
+        players = distinct_numbers(ids, "club rating: the checkpoint lists a player twice")
         return ClubState(
             year=data["year"],
-            n_players=len(data["id_offsets"]) - 1,
-            players=PlayerIds(data["id_offsets"], data["id_data"]),
+            n_players=players.count,
+            players=players,
+            id_order=sorted_by_id(np.arange(players.count, dtype=np.int32), players.offsets, players.pool),
             records=records,
             legacy=legacy,
             legacy_players=np.flatnonzero(~np.isnan(legacy)).astype(np.int32),

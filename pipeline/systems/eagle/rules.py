@@ -52,8 +52,9 @@ from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
+from pipeline.systems.kernels.arrays import resized, room
 from pipeline.systems.kernels.ids import (
-    array_of, kept_rows, longest_run, string_buffers as shared_string_buffers, strings_of, validity_bits,
+    array_of, kept_rows, longest_run, string_buffers as shared_string_buffers, validity_bits,
 )
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.base import (
@@ -160,7 +161,7 @@ class LiveTable:
             top = eagle_table.regrown(self.top, capacity, max(values, _values_for(game_most)))
         else:
             top = eagle_table.TopCounts(*(a.copy() for a in self.top))
-        return LiveTable(top, _resized(self.listed, capacity), _resized(self.in_top, capacity),
+        return LiveTable(top, resized(self.listed, capacity), resized(self.in_top, capacity),
                          self.meta.copy(), game_most)
 
 
@@ -182,48 +183,18 @@ def _values_for(game_most: int) -> int:
 
 
 @dataclass(frozen=True)
-class PlayerIds:
-    """player_id <-> player number (numbers in order of first appearance): the first `count`
-    ids of a numbering (pipeline.systems.kernels.numbering) that successive states share, so a
-    month adds its new players without copying the others. The ids' UTF-8 bytes are in Arrow's
-    string layout (`pool`, `offsets`); the kernels compare them for the table's last tie-break.
-    """
-
-    numbers: PlayerNumbers
-    count: int
-
-    @property
-    def pool(self) -> np.ndarray:
-        """uint8: the ids' bytes, one after another."""
-        return self.numbers.pool
-
-    @property
-    def offsets(self) -> np.ndarray:
-        """int32: id v is pool[offsets[v]:offsets[v + 1]] (count + 1 used)."""
-        return self.numbers.offsets
-
-    def id_of(self, number: int) -> str:
-        """The player_id of one player number."""
-        return bytes(self.pool[self.offsets[number]:self.offsets[number + 1]]).decode()
-
-    @property
-    def array(self) -> pa.Array:
-        """player_id by number, sharing the state's memory."""
-        return strings_of(self.offsets, self.pool, self.count)
-
-
-@dataclass(frozen=True)
 class EagleState:
     """Everything carried from month to month; arrays are indexed by player number.
 
-    Player arrays have a capacity of at least `count` entries (doubled when full); entries past
-    `count` are zero. Checkpointed: month, ids, points, games, last, recent and the tally; the
-    rest (the id hash table, the month-end order, the live table) is rebuilt from them.
-    A state is never changed once made.
+    Player arrays have a capacity of at least `count` entries (pipeline.systems.kernels.arrays
+    grows them); entries past `count` are zero. Checkpointed: month, ids, points, games, last,
+    recent and the tally; the rest (the id hash table, the month-end order, the live table) is
+    rebuilt from them. A state is never changed once made.
     """
 
     month: Month | None
-    ids: PlayerIds
+    ids: PlayerNumbers            # shared by successive states: the first `count` are this state's
+    count: int
     points: np.ndarray            # int64 table points in hundredths
     games: np.ndarray             # int64 games since the last restart (0: never played)
     last: np.ndarray              # int32 day number of the last game
@@ -233,32 +204,18 @@ class EagleState:
     live: LiveTable | None        # live mode only; built from `order` when missing
 
     @property
-    def count(self) -> int:
-        return self.ids.count
-
-    @property
     def listed(self) -> list[tuple[int, int, int, str]]:
         """The month-end table's keys in order: (-points, games, -last game ordinal, player_id)."""
         order = self.order
         return list(zip((-self.points[order]).tolist(), self.games[order].tolist(),
                         (-(self.last[order].astype(np.int64) + UNIX_EPOCH_ORDINAL)).tolist(),
-                        self.ids.array.take(pa.array(order)).to_pylist()))
-
-
-def _resized(array: np.ndarray, capacity: int) -> np.ndarray:
-    """A copy of `array` with `capacity` rows (zeros past the old ones)."""
-    if array.shape[0] == capacity:
-        return array.copy()
-    out = np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
-    out[:array.shape[0]] = array
-    return out
+                        self.ids.ids(self.count).take(pa.array(order)).to_pylist()))
 
 
 def _empty_state() -> EagleState:
     zeros = lambda dtype, *shape: np.zeros((MIN_CAPACITY,) + shape, dtype=dtype)  # noqa: E731
-    ids = PlayerIds(PlayerNumbers(expected=MIN_CAPACITY), 0)
     return EagleState(
-        month=None, ids=ids,
+        month=None, ids=PlayerNumbers(expected=MIN_CAPACITY), count=0,
         points=zeros(np.int64), games=zeros(np.int64), last=zeros(np.int32),
         recent=zeros(np.int32, GAMES_COUNTED),
         order=np.empty(0, dtype=np.int32),
@@ -340,7 +297,7 @@ def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
     rows = []
     if state.order.shape[0]:
         leader = int(state.order[0])
-        rows.append(award_row("king_of_the_mountain", month, state.ids.array[leader].as_py(), int(state.points[leader])))
+        rows.append(award_row("king_of_the_mountain", month, state.ids.id_of(leader), int(state.points[leader])))
     tally = state.tally
     victory_value, victories = tally.best_victory
     rows += [award_row("most_valuable_victory", month, pid, victory_value, gid) for pid, gid in sorted(victories)]
@@ -406,10 +363,10 @@ class EaglePoints:
 
         # Grown copies of everything the kernel changes; unchanged arrays are shared.
         capacity = state.points.shape[0]
-        points, games, last, recent = (_resized(a, capacity) for a in (state.points, state.games, state.last, state.recent))
+        points, games, last, recent = (resized(a, capacity) for a in (state.points, state.games, state.last, state.recent))
         tally = state.tally
         if tally.year == month.year:
-            year_points, year_played = _resized(tally.points, capacity), _resized(tally.played, capacity)
+            year_points, year_played = resized(tally.points, capacity), resized(tally.played, capacity)
             best_victory, best_rookie = tally.best_victory, tally.best_rookie
         else:
             year_points, year_played = np.zeros(capacity, np.int64), np.zeros(capacity, np.bool_)
@@ -440,7 +397,7 @@ class EaglePoints:
         best_victory = with_month_best(best_victory, *victory, player_ids, game_ids)
         best_rookie = with_month_best(best_rookie, *rookies, player_ids, game_ids)
         new_state = EagleState(
-            month=month, ids=state.ids,
+            month=month, ids=state.ids, count=state.count,
             points=points, games=games, last=last, recent=recent, order=order,
             tally=YearTally(month.year, year_points, year_played, best_victory, best_rookie),
             live=table if live else None,
@@ -535,7 +492,7 @@ class EaglePoints:
         n = state.count
         return {
             "month": None if state.month is None else (state.month.year, state.month.month),
-            "player_ids": state.ids.array,  # the codec copies it into buffers of its exact size
+            "player_ids": state.ids.ids(n),  # the codec copies it into buffers of its exact size
             "points": state.points[:n],
             "games": state.games[:n],
             "last_game": state.last[:n],
@@ -558,7 +515,7 @@ class EaglePoints:
         capacity = max(MIN_CAPACITY, n)
 
         def column(values: Any, dtype: Any) -> np.ndarray:
-            return _resized(np.asarray(values, dtype=dtype).reshape((n,) + np.shape(values)[1:]), capacity)
+            return resized(np.asarray(values, dtype=dtype).reshape((n,) + np.shape(values)[1:]), capacity)
 
         points, games = column(data["points"], np.int64), column(data["games"], np.int64)
         last, recent = column(data["last_game"], np.int32), column(data["recent"], np.int32)
@@ -577,7 +534,7 @@ class EaglePoints:
             best_rookie=_entries(tally_data["best_rookie"]),
         )
         state = EagleState(
-            month=month, ids=PlayerIds(numbers, n),
+            month=month, ids=numbers, count=n,
             points=points, games=games, last=last, recent=recent, order=order, tally=tally, live=None,
         )
         if self.positions == "live":
@@ -602,25 +559,22 @@ def string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, EagleState]:
     """Each row's player number, and the state with the month's new players numbered (the
-    player arrays grow, doubling their capacity, when full). The old state is unchanged."""
+    player arrays grown when full). The old state is unchanged."""
     if player_ids.null_count:
         raise ValueError("eagle: a required id or result is missing")
-    numbering = state.ids.numbers.first(state.count)
+    numbering = state.ids.first(state.count)
     numbers = numbering.numbers(player_ids)
     count = numbering.count
     if count == state.count:
         return numbers, state
     grown = {}
-    capacity = state.points.shape[0]
-    if capacity < count:
-        while capacity < count:
-            capacity *= 2
-        grown = {name: _resized(getattr(state, name), capacity)
-                 for name in ("points", "games", "last", "recent")}
-        grown["tally"] = replace(state.tally, points=_resized(state.tally.points, capacity),
-                                 played=_resized(state.tally.played, capacity))
+    capacity = room(state.points.shape[0], count)
+    if capacity != state.points.shape[0]:
+        grown = {name: resized(getattr(state, name), capacity) for name in ("points", "games", "last", "recent")}
+        grown["tally"] = replace(state.tally, points=resized(state.tally.points, capacity),
+                                 played=resized(state.tally.played, capacity))
         # The live table keeps its capacity here: the step copies it to the new one.
-    return numbers, replace(state, ids=PlayerIds(numbering, count), **grown)
+    return numbers, replace(state, ids=numbering, count=count, **grown)
 
 
 def _single(column: pa.ChunkedArray) -> pa.Array:

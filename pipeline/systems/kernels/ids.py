@@ -17,6 +17,7 @@ import pyarrow as pa
 from numba import njit
 
 from pipeline.systems.kernels import plain_njit
+from pipeline.systems.kernels.arrays import compiled_with_room
 
 def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A string array's offsets (int32, one more than its length, into the bytes) and UTF-8
@@ -319,21 +320,10 @@ def number_rows(offsets, data, rows, pool_offsets, pool, slots, count, out):
         elif done < n:  # the next new id does not fit in the pool
             r = done if rows is None else rows[done]
             length = offsets[r + 1] - offsets[r]
-            pool_offsets = with_room(pool_offsets, count + 1, count + 2)
-            pool = with_room(pool, pool_offsets[count], pool_offsets[count] + length)
+            pool_offsets = compiled_with_room(pool_offsets, count + 2, count + 1)
+            pool = compiled_with_room(pool, pool_offsets[count] + length, pool_offsets[count])
         else:
             return count, pool_offsets, pool, slots
-
-
-@njit(cache=True)
-def with_room(array, used, size):
-    """`array`, or a larger one (at least twice the size, zeros after) holding its first `used` entries."""
-    if size <= array.shape[0]:
-        return array
-    grown = np.zeros(max(2 * array.shape[0], size), dtype=array.dtype)
-    for k in range(used):
-        grown[k] = array[k]
-    return grown
 
 
 @plain_njit

@@ -17,7 +17,13 @@ _FIRST_IDS, _FIRST_BYTES = 1024, 16 * 1024
 
 
 class PlayerNumbers:
-    """Player ids numbered 0, 1, ... in order of first sight."""
+    """Player ids numbered 0, 1, ... in order of first sight.
+
+    Successive states of a system share one numbering, each knowing how many of its ids are
+    its own (their `count`): numbering a month's new ids appends to it, so an earlier state
+    never sees a change, and `first(count)` gives a state the numbering it may add to.
+    Id v is pool[offsets[v]:offsets[v + 1]] (UTF-8, Arrow's string layout), which the kernels
+    read to copy ids into tables and to break ties by id."""
 
     __slots__ = ("count", "offsets", "pool", "slots")
 
@@ -30,28 +36,36 @@ class PlayerNumbers:
         if ids is not None:
             self.numbers(ids)
 
-    def numbers(self, ids: pa.Array) -> np.ndarray:
-        """Each id's number; ids not seen before get the next ones. Ids must not be null."""
+    def numbers(self, ids: pa.Array, out: np.ndarray | None = None) -> np.ndarray:
+        """Each id's number (into `out`, int32 of the ids' length, when given); ids not seen
+        before get the next ones. Ids must not be null."""
         if ids.null_count:
             raise ValueError("a player id is missing")
         offsets, data = string_buffers(ids if ids.type == pa.string() else ids.cast(pa.string()))
-        out = np.empty(len(ids), dtype=np.int32)
+        out = np.empty(len(ids), dtype=np.int32) if out is None else out
         self.count, self.offsets, self.pool, self.slots = number_rows(
             offsets, data, None, self.offsets, self.pool, self.slots, self.count, out)
         return out
 
-    def ids(self) -> pa.Array:
-        """Every id, in number order (sharing the table's memory)."""
-        return strings_of(self.offsets, self.pool, self.count)
+    def ids(self, count: int | None = None) -> pa.Array:
+        """The first `count` ids (default every id), in number order, sharing the table's memory."""
+        return strings_of(self.offsets, self.pool, self.count if count is None else count)
+
+    def id_of(self, number: int) -> str:
+        """The id numbered `number`."""
+        return bytes(self.pool[self.offsets[number]:self.offsets[number + 1]]).decode()
+
+    def buffers(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The first `count` ids as Arrow offsets (from 0) and the UTF-8 bytes they point into."""
+        offsets = self.offsets[:count + 1]
+        return offsets, self.pool[:offsets[count]]
 
     def first(self, count: int) -> "PlayerNumbers":
-        """A numbering that may number new ids after the first `count`: this one when it holds
-        no more, else a new one of its first `count` ids. States share one numbering, each
-        knowing how many of its ids are its own; a state stepped a second time gets its own
-        copy, so that what another state sees never changes."""
+        """The numbering a state of `count` ids may add to: this one when it holds no more, else
+        a new one of its first `count` ids (a state stepped a second time gets its own copy)."""
         if count == self.count:
             return self
-        return PlayerNumbers(strings_of(self.offsets, self.pool, count), expected=count)
+        return PlayerNumbers(self.ids(count), expected=count)
 
 
 def distinct_numbers(ids: pa.Array, refusal: str, expected: int = 0) -> PlayerNumbers:
