@@ -1,11 +1,21 @@
-"""Compiled monthly work of the club rating (SPEC §3.2) over integer-coded arrays.
+"""Compiled monthly work of the club rating (SPEC §3.2, seed 002 "Rankings Explained") over integer-coded arrays.
 
-Players are dense int32 indices in order of first appearance. Their UTF-8 ids are kept as
-Arrow-style offsets and bytes, with an open-addressing hash table (id -> index) and the indices
-in id order (pipeline.systems.kernels.ids and .sort), so a month's id column (Arrow buffers) is
-indexed and the table is ordered without a Python object per row. The year's rows are kept as
-player indices grouped by game (game g owns rows starts[g]:starts[g + 1]), and every month end
-recomputes the year-to-date table in one call, O(rows of the year + players).
+The rule text's steps, and the functions that take them (club_month calls them in this order):
+  W, D, GP ("W = Wins, D = Draws, GP = Games Played"; a solo is a win, a draw member
+      draws, anything else a loss: SPEC §3.2)                         _result_code, _count_results
+  "Winning Percentage W% = (W + ½D) / GP"                             scaled_win_pct, _schedule_sums
+  "Strength of Schedule S = (average of all opponents' W%)"           _schedule_sums, exact_ratio
+  "Win points P = (log10 (W + ½D + 1))" and
+  "R = (P * (W% + S)/2) * 100", plus the "legacy points"             _rating, _rate_listed
+  the table, by rating and then player id (SPEC §3.2)                 _listed_by_id, _by_rating,
+                                                                      _ids_in_order, _table_columns
+The legacy itself, 10% of last year's final rating, is set when a year opens (rules.opened_year).
+
+Players are the dense numbers of pipeline.systems.kernels.numbering, their ids Arrow-style
+offsets and bytes, and every player in id order (pipeline.systems.kernels.sort), so the table
+is ordered without a Python object per row. The year's rows are kept as player numbers grouped
+by game (game g owns rows starts[g]:starts[g + 1]), and every month end recomputes the
+year-to-date table in one call, O(rows of the year + players).
 
 Exactness. W% is the float (2W + D) / 2GP, rounded once, as the reference computes it. S is the
 mean of the opponents' W% floats over every (game, opponent) pair, summed exactly and rounded
@@ -153,13 +163,13 @@ def exact_ratio(high: np.uint64, low: np.uint64, count: int) -> float:
     return float(mantissa) * _POWERS_OF_TWO[dropped - shift - SCALE_BITS - _LOWEST_POWER]
 
 
-# --- the month ---------------------------------------------------------------------------------
+# --- the month, in the rule's steps --------------------------------------------------------------
 
 
 @njit(cache=True)
 def _result_code(offsets: np.ndarray, data: np.ndarray, r: int) -> int:
-    """WIN for "solo", DRAW for "draw", LOSS for anything else (no branch on the bytes:
-    kernels.ids.string_words)."""
+    """W, D or L of a result (SPEC §3.2): WIN for "solo", DRAW for "draw", LOSS for anything
+    else (no branch on the bytes: kernels.ids.string_words)."""
     words = string_words(data, offsets[r], offsets[r + 1])
     return LOSS - np.int64(is_name(words, _SOLO_NAME)) * (LOSS - WIN) - np.int64(is_name(words, _DRAW_NAME)) * (LOSS - DRAW)
 
@@ -177,12 +187,46 @@ def _group_games(offsets: np.ndarray, data: np.ndarray, rows: int, row_base: int
 
 
 @njit(cache=True)
+def _ratings_of(players: np.ndarray, rating: np.ndarray) -> np.ndarray:
+    """Each row's player's rating (NaN: not in the table)."""
+    out = np.empty(players.shape[0])
+    for r in range(players.shape[0]):
+        out[r] = rating[players[r]]
+    return out
+
+
+@njit(cache=True)
+def _count_results(month, players, starts, row_base, records, members, n_members, letters):
+    """W, D and GP: each row's result (as its letter) added to its player's record with the
+    game's other players as opponent pairs, the games being year rows starts[g]:starts[g + 1]
+    (the month's rows from row_base on); a player's first game of the year makes them a
+    member. Returns (members, whether a record passed MAX_COUNT: it stops there)."""
+    result_offsets, result_data = month.result_offsets, month.result_data
+    for g in range(starts.shape[0] - 1):
+        first, stop = starts[g], starts[g + 1]
+        for r in range(first - row_base, stop - row_base):
+            player = players[r]
+            if records[player, WINS] == 0 and records[player, DRAWS] == 0 and records[player, LOSSES] == 0:
+                members[n_members] = player
+                n_members += 1
+            result = _result_code(result_offsets, result_data, r)
+            letters[r] = _LETTERS[result]
+            records[player, result] += 1
+            opponents = np.int64(records[player, PAIRS]) + (stop - first - 1)
+            if opponents > MAX_COUNT:
+                return n_members, True
+            records[player, PAIRS] = opponents
+    return n_members, False
+
+
+@njit(cache=True)
 def _schedule_sums(
     year_players: np.ndarray, year_starts: np.ndarray, records: np.ndarray, members: np.ndarray,
     values: np.ndarray, limbs: np.ndarray,
 ) -> None:
-    """For the year's players (members): values[:, 0] = W%; limbs[:, 0:2] = the scaled W% and
-    limbs[:, 2:4] = U, the exact Σ over the player's games of the game's total scaled W%."""
+    """W% and the sums behind S, for the year's players (members): values[:, 0] = W%
+    ("Winning Percentage W% = (W + ½D) / GP"); limbs[:, 0:2] = the scaled W% and limbs[:, 2:4]
+    = U, the exact Σ over the player's games of the game's total scaled W%."""
     for player in members:
         wins, draws, losses = np.int64(records[player, WINS]), records[player, DRAWS], records[player, LOSSES]
         values[player, 0], limbs[player, 0], limbs[player, 1] = scaled_win_pct(2 * wins + draws, 2 * (wins + draws + losses))
@@ -200,8 +244,65 @@ def _schedule_sums(
 
 
 @njit(cache=True)
+def _rating(player: int, records: np.ndarray, legacy: np.ndarray, work) -> float:
+    """One player's rating: "R = (P * (W% + S)/2) * 100" plus the legacy points ("10% of your
+    rating from last year"). "Win points P = log10(W + ½D + 1)" and "Strength of Schedule S =
+    average of all opponents' W%", S exact from the sums of _schedule_sums. Sets
+    work.values[player, 1:4] = P, S, base (W% and S NaN without a game)."""
+    log_points, values, limbs = work
+    wins, draws = np.int64(records[player, WINS]), records[player, DRAWS]
+    games = wins + draws + records[player, LOSSES]
+    values[player, 1] = log_points[2 * wins + draws]
+    carried = 0.0 if np.isnan(legacy[player]) else legacy[player]
+    if games == 0:
+        values[player, 0], values[player, 2], values[player, 3] = np.nan, np.nan, 0.0
+        return carried
+    # T = U − GP × the player's own scaled W%: the opponents' part of the player's games.
+    own_high, own_low = _mul_small(limbs[player, 0], limbs[player, 1], games)
+    total_high, total_low = _sub(limbs[player, 2], limbs[player, 3], own_high, own_low)
+    strength = exact_ratio(total_high, total_low, records[player, PAIRS])
+    base = values[player, 1] * (values[player, 0] + strength) / 2 * 100
+    values[player, 2], values[player, 3] = strength, base
+    return base + carried
+
+
+@njit(cache=True)
+def _rate_listed(year_members: np.ndarray, people, work) -> tuple[int, int]:
+    """The month-end ratings: every listed player's (played last year, so holding legacy
+    points, or this year) into last_rating, the previous table's players unlisted first.
+    Returns (listed players, the most games a player has this year)."""
+    records, legacy, legacy_players, last_rating, table_players = people
+    for player in table_players:
+        last_rating[player] = np.nan
+    listed = 0
+    for player in legacy_players:
+        last_rating[player] = _rating(player, records, legacy, work)
+        listed += 1
+    max_games = 0
+    for player in year_members:
+        max_games = max(max_games, np.int64(records[player, WINS]) + records[player, DRAWS] + records[player, LOSSES])
+        if np.isnan(legacy[player]):
+            last_rating[player] = _rating(player, records, legacy, work)
+            listed += 1
+    return listed, max_games
+
+
+@njit(cache=True)
+def _listed_by_id(id_order: np.ndarray, n_players: int, rating: np.ndarray, listed: int) -> np.ndarray:
+    """The `listed` players with a rating, in id order."""
+    out = np.empty(listed, np.int32)
+    k = 0
+    for position in range(n_players):
+        player = id_order[position]
+        if not np.isnan(rating[player]):
+            out[k] = player
+            k += 1
+    return out
+
+
+@njit(cache=True)
 def _by_rating(players: np.ndarray, rating: np.ndarray) -> np.ndarray:
-    """players (in id order) stably sorted by rating descending.
+    """The table order (SPEC §3.2): players (in id order) stably sorted by rating descending.
 
     Ratings are >= 0, whose float bit patterns order like the numbers; complemented, ascending
     patterns are descending ratings. The players are sorted by the patterns' high 32 bits, then
@@ -233,25 +334,47 @@ def _by_rating(players: np.ndarray, rating: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _row_values(
-    player: int, records: np.ndarray, legacy: np.ndarray, log_points: np.ndarray,
-    values: np.ndarray, limbs: np.ndarray,
-) -> float:
-    """A listed player's table values: values[player, 1:4] = P, S, base; returns the rating."""
-    wins, draws = np.int64(records[player, WINS]), records[player, DRAWS]
-    games = wins + draws + records[player, LOSSES]
-    values[player, 1] = log_points[2 * wins + draws]
-    carried = 0.0 if np.isnan(legacy[player]) else legacy[player]
-    if games == 0:
-        values[player, 0], values[player, 2], values[player, 3] = np.nan, np.nan, 0.0
-        return carried
-    # T = U − GP × the player's own scaled W%: the opponents' part of the player's games.
-    own_high, own_low = _mul_small(limbs[player, 0], limbs[player, 1], games)
-    total_high, total_low = _sub(limbs[player, 2], limbs[player, 3], own_high, own_low)
-    strength = exact_ratio(total_high, total_low, records[player, PAIRS])
-    base = values[player, 1] * (values[player, 0] + strength) / 2 * 100
-    values[player, 2], values[player, 3] = strength, base
-    return base + carried
+def _ids_in_order(order: np.ndarray, id_offsets: np.ndarray, id_data: np.ndarray):
+    """The ids of the players in `order` as Arrow string offsets and bytes."""
+    ids = np.empty(order.shape[0] + 1, np.int32)
+    ids[0] = 0
+    for position in range(order.shape[0]):
+        player = order[position]
+        ids[position + 1] = ids[position] + id_offsets[player + 1] - id_offsets[player]
+    id_bytes = np.empty(ids[order.shape[0]], np.uint8)
+    for position in range(order.shape[0]):
+        start = id_offsets[order[position]]
+        for k in range(ids[position], ids[position + 1]):
+            id_bytes[k] = id_data[start]
+            start += 1
+    return ids, id_bytes
+
+
+@njit(cache=True)
+def _table_columns(order: np.ndarray, people, values: np.ndarray):
+    """The table's columns in `order`: counts (rank, wins, draws, losses, games; equal ratings
+    share the better rank) and columns (rating, win points, W%, S, base, legacy)."""
+    records, legacy, last_rating = people.records, people.legacy, people.last_rating
+    listed = order.shape[0]
+    counts = np.empty((5, listed), np.int64)
+    columns = np.empty((6, listed))
+    for position in range(listed):
+        player = order[position]
+        if position > 0 and last_rating[player] == last_rating[order[position - 1]]:
+            counts[0, position] = counts[0, position - 1]
+        else:
+            counts[0, position] = position + 1
+        counts[1, position] = records[player, WINS]
+        counts[2, position] = records[player, DRAWS]
+        counts[3, position] = records[player, LOSSES]
+        counts[4, position] = counts[1, position] + counts[2, position] + counts[3, position]
+        columns[0, position] = last_rating[player]
+        columns[1, position] = values[player, 1]
+        columns[2, position] = values[player, 0]
+        columns[3, position] = values[player, 2]
+        columns[4, position] = values[player, 3]
+        columns[5, position] = 0.0 if np.isnan(legacy[player]) else legacy[player]
+    return counts, columns
 
 
 @njit(cache=True)
@@ -284,103 +407,38 @@ WorkSpace = namedtuple("WorkSpace", "log_points values limbs")
 
 @njit(cache=True)
 def club_month(month, registry, year, people, work):
-    """Add the month's games to the year and compute the month-end table, in one pass.
+    """Add the month's games to the year and compute the month-end table.
 
     The year's rows hold the month's players after its `rows` entries; its starts and members
     get the month appended and must have room for as many more entries as the month has rows;
     every per-player array (work space included) must have room for registry.count players.
     Returns (status, games, n_members, history, order, ids, counts, columns, max_games).
-    status 0; -1 when a record passed MAX_COUNT. history follows the month's rows: letters (W, D or L
-    as bytes), rating_before (NaN: not in the previous table) with its validity bitmap, and
-    rating_after. order is the listed players in rank order; ids their ids (Arrow string
-    offsets and bytes) and the validity bitmap of W% and S (null without a game); counts their
-    rank, wins, draws, losses and games; columns their rating, win points, W%, S, base and
-    legacy (W% and S NaN without a game).
+    status 0; -1 when a record passed MAX_COUNT. history follows the month's rows: letters (W,
+    D or L as bytes), rating_before (NaN: not in the previous table) with its validity bitmap,
+    and rating_after. order is the listed players in rank order; ids their ids (Arrow string
+    offsets and bytes) and the validity bitmap of W% and S (null without a game); counts and
+    columns as _table_columns gives them.
     """
-    game_offsets, game_data, result_offsets, result_data = month
-    rows = game_offsets.shape[0] - 1
     id_offsets, id_data, id_order, known, n_players = registry
     year_players, year_rows, year_starts, year_games, members, n_members = year
-    records, legacy, legacy_players, last_rating, table_players = people
-    log_points, values, limbs = work
+    rows = month.game_offsets.shape[0] - 1
     players = year_players[year_rows : year_rows + rows]
     extend_id_order(id_order, known, n_players, id_offsets, id_data)
-    games = _group_games(game_offsets, game_data, rows, year_rows, year_starts, year_games)
+    games = _group_games(month.game_offsets, month.game_data, rows, year_rows, year_starts, year_games)
+    rating_before = _ratings_of(players, people.last_rating)
     letters = np.empty(rows, np.uint8)
-    rating_before = np.empty(rows)
-    for g in range(year_games, year_games + games):
-        first, stop = year_starts[g], year_starts[g + 1]
-        for r in range(first - year_rows, stop - year_rows):
-            player = players[r]
-            rating_before[r] = last_rating[player]
-            if records[player, WINS] == 0 and records[player, DRAWS] == 0 and records[player, LOSSES] == 0:
-                members[n_members] = player
-                n_members += 1
-            result = _result_code(result_offsets, result_data, r)
-            letters[r] = _LETTERS[result]
-            records[player, result] += 1
-            opponents = np.int64(records[player, PAIRS]) + (stop - first - 1)
-            if opponents > MAX_COUNT:
-                return _failed(games, n_members)
-            records[player, PAIRS] = opponents
-    year = members[:n_members]
-    _schedule_sums(year_players[: year_rows + rows], year_starts[: year_games + games + 1], records, year, values, limbs)
-
-    # Listed: played last year (legacy) or this year. values[:, 1:4] = P, S, base.
-    for player in table_players:
-        last_rating[player] = np.nan
-    listed_count = 0
-    for player in legacy_players:
-        last_rating[player] = _row_values(player, records, legacy, log_points, values, limbs)
-        listed_count += 1
-    max_games = 0
-    for player in year:
-        max_games = max(max_games, np.int64(records[player, WINS]) + records[player, DRAWS] + records[player, LOSSES])
-        if np.isnan(legacy[player]):
-            last_rating[player] = _row_values(player, records, legacy, log_points, values, limbs)
-            listed_count += 1
-
-    # Table order: rating descending, then player id.
-    listed_by_id = np.empty(listed_count, np.int32)
-    k = 0
-    for position in range(n_players):
-        player = id_order[position]
-        if not np.isnan(last_rating[player]):
-            listed_by_id[k] = player
-            k += 1
-    order = _by_rating(listed_by_id, last_rating)
-    counts = np.empty((5, listed_count), np.int64)  # rank, wins, draws, losses, games
-    columns = np.empty((6, listed_count))
-    ids = np.empty(listed_count + 1, np.int32)  # the listed players' ids, Arrow offsets and bytes
-    ids[0] = 0
-    for position in range(listed_count):
-        player = order[position]
-        ids[position + 1] = ids[position] + id_offsets[player + 1] - id_offsets[player]
-    id_bytes = np.empty(ids[listed_count], np.uint8)
-    for position in range(listed_count):
-        player = order[position]
-        start = id_offsets[player]
-        for k in range(ids[position], ids[position + 1]):
-            id_bytes[k] = id_data[start]
-            start += 1
-        if position > 0 and last_rating[player] == last_rating[order[position - 1]]:
-            counts[0, position] = counts[0, position - 1]
-        else:
-            counts[0, position] = position + 1
-        counts[1, position] = records[player, WINS]
-        counts[2, position] = records[player, DRAWS]
-        counts[3, position] = records[player, LOSSES]
-        counts[4, position] = counts[1, position] + counts[2, position] + counts[3, position]
-        columns[0, position] = last_rating[player]
-        columns[1, position] = values[player, 1]
-        columns[2, position] = values[player, 0]
-        columns[3, position] = values[player, 2]
-        columns[4, position] = values[player, 3]
-        columns[5, position] = 0.0 if np.isnan(legacy[player]) else legacy[player]
-    rating_after = np.empty(rows)
-    for r in range(rows):
-        rating_after[r] = last_rating[players[r]]
-    history = (letters, rating_before, _validity(rating_before), rating_after)
+    n_members, overflow = _count_results(month, players, year_starts[year_games : year_games + games + 1],
+                                         year_rows, people.records, members, n_members, letters)
+    if overflow:
+        return _failed(games, n_members)
+    year_members = members[:n_members]
+    _schedule_sums(year_players[: year_rows + rows], year_starts[: year_games + games + 1], people.records,
+                   year_members, work.values, work.limbs)
+    listed, max_games = _rate_listed(year_members, people, work)
+    order = _by_rating(_listed_by_id(id_order, n_players, people.last_rating, listed), people.last_rating)
+    ids, id_bytes = _ids_in_order(order, id_offsets, id_data)
+    counts, columns = _table_columns(order, people, work.values)
+    history = (letters, rating_before, _validity(rating_before), _ratings_of(players, people.last_rating))
     return 0, games, n_members, history, order, (ids, id_bytes, _validity(columns[2])), counts, columns, max_games
 
 
