@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -61,17 +60,10 @@ def log_points(size: int) -> np.ndarray:
     return _log_points
 
 
-_work = threading.local()
-
-
 def _work_space(size: int) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's per-player work arrays, (size, 4) float64 and uint64, reused between steps
-    (per thread): fresh arrays of that size every month would cost page faults, not arithmetic.
-    They are the two halves of one 64-byte row per player, so a player's work is one cache line."""
-    space = getattr(_work, "space", None)
-    if space is None or len(space) < size:
-        capacity = max(size, 2 * len(space) if space is not None else 0, 1024)
-        _work.space = space = np.empty((capacity, 8), np.uint64)
+    """The kernel's per-player work arrays, (size, 4) float64 and uint64: the two halves of one
+    64-byte row per player, so that a player's work is one cache line."""
+    space = np.empty((size, 8), np.uint64)
     return space.view(np.float64)[:, 4:], space[:, :4]
 
 
@@ -109,15 +101,9 @@ def _strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-_steps = np.arange(1, dtype=np.int32)
-
-
 def _letters(letters: np.ndarray) -> pa.Array:
     """A string array of one-letter strings from their bytes, built straight from buffers."""
-    global _steps
-    if len(_steps) <= len(letters):
-        _steps = np.arange(2 * len(letters) + 1, dtype=np.int32)
-    return _strings(_steps[: len(letters) + 1], letters)
+    return _strings(np.arange(len(letters) + 1, dtype=np.int32), letters)
 
 
 @dataclass(frozen=True)

@@ -399,23 +399,89 @@ def build_live(order, table, keys):
 # ---------------------------------------------------------------------------------------------
 
 # The month's games: game g has rows start[g]:start[g + 1] and finished on day[g]; per row the
-# player, the result code and the centres.
-MonthGames = namedtuple("MonthGames", "start day player result centres")
-# Contributions in hundredths: by_position[p] of position p (1-based, index 0 unused) up to the
-# last scoring position, `unlisted` below it; published[player]: the contribution of the player's
-# position in the previous month's table (published mode).
-Contributions = namedtuple("Contributions", "by_position unlisted published")
+# player, the result code and the centres; the month's first and last day.
+MonthGames = namedtuple("MonthGames", "start day player result centres first_day last_day")
+# Where a player's contribution comes from (Rule 1): `live`, the live table, or else
+# published[player], the contribution of the player's position in the previous month's table;
+# in hundredths, by_position[p] of position p (1-based, index 0 unused) up to the last scoring
+# position, `unlisted` below it.
+Contributions = namedtuple("Contributions", "live by_position unlisted published")
 # Per player besides the table keys: the ring of the last games' points and the year's tally.
 Tallies = namedtuple("Tallies", "recent year_points year_played")
 # Per row: points before (-1: none carried), after, the contribution, the game value and the points
 # taken.
 RowOutputs = namedtuple("RowOutputs", "before after contribution value points")
+# The month's players in order of their first game of the month, with the points each carried
+# into the month (0: none).
+Movers = namedtuple("Movers", "players carried_in")
+# Live mode's month: the LiveArrays, the Candidates of its top, and the listings that end in the
+# month (players, and the days they end, earliest first).
+LiveMonth = namedtuple("LiveMonth", "table candidates expiring expiry_days")
+
+
+@njit(cache=True)
+def _ending_listings(previous_order, last, month_start, expired_through):
+    """"Players who haven't finished any games in the last two years are removed from the list":
+    last month's players whose listings end by the month end (last game + 2 years), earliest
+    end first, with the days they end."""
+    ending = previous_order[last[previous_order] <= expired_through]
+    end_days = np.empty(ending.shape[0], dtype=np.int64)
+    for k in range(ending.shape[0]):
+        end_days[k] = add_years(last[ending[k]], LISTING_YEARS)
+    # They were listed at the previous month end, so their listings end within this month.
+    order = stable_order(np.maximum(end_days - month_start, 0))
+    return ending[order], end_days[order]
+
+
+@plain_njit
+def _before_game(day, next_expiry, n_movers, live, keys):
+    """The live table as a game on `day` finds it: the listings ended by then removed (from
+    entry next_expiry of the LiveMonth's), the top brought back to size; returns the next entry."""
+    next_expiry = _end_listings(day, live.expiring, live.expiry_days, next_expiry, live.candidates.month_start,
+                                live.table, keys)
+    if _unbalanced(live.table):
+        _rebalance(live.candidates, n_movers, live.table, keys)
+    return next_expiry
+
+
+@plain_njit
+def _contribution(p, result, contributions, table, keys):
+    """Rule 1: "Eagle contribution = 0.5 + (601-P)/400" for table position P up to 602, 0.5 below
+    or unlisted; "Anarchies contribute zero"."""
+    if contributions.live:
+        c = contributions.unlisted
+        if table.in_top[p] and result != ANARCHY:
+            last_scoring = contributions.by_position.shape[0] - 1
+            position = top_counts.rank(table.top, table.meta[ABOVE], p, last_scoring, keys.points, keys.games,
+                                       keys.last, keys.id_offsets, keys.id_bytes) + 1
+            if position <= last_scoring:
+                c = contributions.by_position[position]
+    else:
+        c = contributions.published[p]
+    return c * (result != ANARCHY)
+
+
+@plain_njit
+def _game_value(first, stop, month, contributions, table, keys, out_contribution):
+    """Rule 1: "The value of each game is calculated by adding the contribution of each players'
+    points from their position in the EAGLE table at the time the game was finished": the value
+    of the game of rows first:stop, and its number of draw members (for Rule 2)."""
+    value = 0
+    draw_size = 0
+    for r in range(first, stop):
+        c = _contribution(month.player[r], month.result[r], contributions, table, keys)
+        out_contribution[r] = c
+        value += c
+        draw_size += month.result[r] == DRAW
+    return value, draw_size
 
 
 @plain_njit
 def result_points(value, draw_size, out):
-    """Fill out[result] with the hundredths each result takes from a game worth `value` with
-    `draw_size` draw members (a survivor's centres come on top: see game_points)."""
+    """Rules 2 and 3: fill out[result] with the hundredths each result takes from a game worth
+    `value` with `draw_size` draw members. "The winner gets all the points"; a draw shares them
+    "equally with 0.005 rounded up"; "Anarchy: 0.00 points, Eliminated players: 0.01 points,
+    Survived players: 0.10 + 0.01*number of centres" (the centres come on top: game_points)."""
     out[SOLO] = value
     out[DRAW] = (2 * value + draw_size) // (2 * draw_size) if draw_size else 0  # round_half_up(value / k)
     out[SURVIVED] = SURVIVED_BASE_CENTS
@@ -429,144 +495,139 @@ def game_points(result, centres, by_result):
     return by_result[result] + (result == SURVIVED) * SURVIVED_CENTRE_CENTS * centres
 
 
+@plain_njit
+def _take_points(p, earned, day, restart_through, keys, tallies):
+    """Rule 4, "Only the 10 last games count": player p's game of `day` earned `earned`
+    hundredths, which replace those of the game ten before; but players "will have to start over
+    again after more than 7 year with absence" (a last game on or before restart_through).
+    The year's tally counts them too. Returns the points carried into the game (-1: none)."""
+    points, games, recent = keys.points, keys.games, tallies.recent
+    before = -1
+    if games[p] != 0 and keys.last[p] > restart_through:
+        before = points[p]
+    else:
+        points[p] = 0
+        games[p] = 0
+        for k in range(GAMES_COUNTED):
+            recent[p, k] = 0
+    slot = games[p] % GAMES_COUNTED
+    points[p] += earned - recent[p, slot]  # the slot holds the game that drops out (0 under 10)
+    recent[p, slot] = earned
+    games[p] += 1
+    keys.last[p] = day
+    tallies.year_points[p] += earned
+    tallies.year_played[p] = True
+    return before
+
+
 @njit(cache=True)
-def run_month(live, month_start, as_of, previous_order, contributions, month, keys, tallies, table, out):
-    """Apply the month's games (MonthGames, month_start..as_of, day numbers) in order; returns the
-    month-end table order and the month's leaders, and fills the RowOutputs `out`.
+def _play_games(month, contributions, keys, tallies, out, movers, live):
+    """Every game of the month in order (Rules 1 to 4), with the live table kept as each game
+    finds it; fills `out` and `movers`. Returns (movers, the next ending listing, the solo
+    victories' best game value and its rows, the rookies' best first game and its rows)."""
+    by_result = np.empty(len(RESULT_NAMES), dtype=np.int64)
+    victory_rows = np.empty(month.player.shape[0], dtype=np.int64)
+    rookie_rows = np.empty(month.player.shape[0], dtype=np.int64)
+    victory_best, victories, rookie_best, rookies = np.int64(0), 0, np.int64(0), 0
+    n_movers, next_expiry = 0, 0
+    day = -2**31
+    restart_through = 0
+    for g in range(month.day.shape[0]):
+        if month.day[g] != day:
+            day = month.day[g]
+            restart_through = last_day_before(day, RESTART_YEARS)
+        if contributions.live:
+            next_expiry = _before_game(day, next_expiry, n_movers, live, keys)
+        first, stop = month.start[g], month.start[g + 1]
+        value, draw_size = _game_value(first, stop, month, contributions, live.table, keys, out.contribution)
+        result_points(value, draw_size, by_result)
+        for r in range(first, stop):
+            p = month.player[r]
+            earned = game_points(month.result[r], month.centres[r], by_result)
+            rookie = keys.games[p] == 0
+            first_of_month = rookie or keys.last[p] < month.first_day
+            if contributions.live and live.table.listed[p]:
+                _unlist(p, live.table, keys)
+            out.before[r] = _take_points(p, earned, day, restart_through, keys, tallies)
+            if contributions.live:
+                _enlist(p, live.table, keys)
+            if first_of_month:
+                movers.players[n_movers] = p
+                movers.carried_in[n_movers] = max(out.before[r], 0)
+                n_movers += 1
+            if rookie:
+                rookie_best, rookies = _tied_best(earned, r, rookie_best, rookies, rookie_rows)
+            if month.result[r] == SOLO:
+                victory_best, victories = _tied_best(value, r, victory_best, victories, victory_rows)
+            out.after[r] = keys.points[p]
+            out.value[r] = value
+            out.points[r] = earned
+    return (n_movers, next_expiry, (victory_best, victory_rows[:victories].copy()),
+            (rookie_best, rookie_rows[:rookies].copy()))
+
+
+@njit(cache=True)
+def _player_of_the_month(movers, n_movers, points):
+    """"The player with most gained points in a given month gets the title. If 2 or more players
+    get the same, the title is shared": the best change of table points over the month
+    (month-end points minus those carried in) and the players holding it."""
+    change_best, changers = np.int64(0), 0
+    change_players = np.empty(n_movers, dtype=np.int64)
+    for k in range(n_movers):
+        change_best, changers = _tied_best(points[movers.players[k]] - movers.carried_in[k], movers.players[k],
+                                           change_best, changers, change_players)
+    return change_best, change_players[:changers].copy()
+
+
+@njit(cache=True)
+def run_month(month, previous_order, contributions, keys, tallies, table, out):
+    """Apply the month's games (MonthGames, day numbers) in order; returns the month-end table
+    order and the month's leaders, and fills the RowOutputs `out`.
 
     The leaders are three (value, items) pairs, a running maximum with its ties in row order (0
     and none when nothing counts): the solo victories' game values with their rows, the rookies'
     points (a player's first game ever) with their rows, and the changes of table points over
     the month (month-end points minus the points carried in, 0 when none were) with the
     players. They are kept as the rows are applied: a pass over the month's rows for each cost
-    more than the few comparisons here.
+    more than the few comparisons there.
 
     previous_order: the players listed at the previous month end, in table order (in live mode
     also exactly the `listed` players of the LiveArrays `table`, with the counted top as described
     above). keys (TableKeys) and tallies (Tallies) are updated per player.
     """
-    game_start, game_day, row_player, row_result, row_centres = month
-    points, games, last, id_offsets, id_bytes = keys
-    recent, year_points, year_played = tallies
-    out_before, out_after, out_contribution, out_value, out_points = out
-    contribution_cents, unlisted_cents, published_cents = contributions
-    n_games = game_day.shape[0]
-    last_scoring = contribution_cents.shape[0] - 1
-    previous_points = points[previous_order] if live else points[:0]  # only live mode's top reads them
-    movers = np.empty(row_player.shape[0], dtype=np.int32)  # this month's players, first row first
-    carried_in = np.empty(row_player.shape[0], dtype=np.int64)  # each mover's points carried in (0: none)
-    n_movers = 0
-    victory_rows = np.empty(row_player.shape[0], dtype=np.int64)
-    rookie_rows = np.empty(row_player.shape[0], dtype=np.int64)
-    victory_best, victories, rookie_best, rookies = np.int64(0), 0, np.int64(0), 0
-    candidates = Candidates(previous_order, previous_points, movers, month_start)
-
-    # Listed at the month end: last game after this day. In live mode, the listings of last
-    # month's players that end by the month end (last game + 2 years, so by as_of), earliest
-    # first, end before the first game on or after their end.
+    month_start, as_of = month.first_day, month.last_day
+    movers = Movers(np.empty(month.player.shape[0], dtype=np.int32), np.empty(month.player.shape[0], dtype=np.int64))
+    # Listed at the month end: last game after this day.
     expired_through = last_day_before(as_of + 1, LISTING_YEARS)
-    expiring = np.empty(0, dtype=np.int32)
-    expiry_days = np.empty(0, dtype=np.int64)
-    if live:
-        ending = previous_order[last[previous_order] <= expired_through]
-        end_days = np.empty(ending.shape[0], dtype=np.int64)
-        for k in range(ending.shape[0]):
-            end_days[k] = add_years(last[ending[k]], LISTING_YEARS)
-        # They were listed at the previous month end, so their listings end within this month.
-        order = stable_order(np.maximum(end_days - month_start, 0))
-        expiring, expiry_days = ending[order], end_days[order]
-    next_expiry = 0
+    if contributions.live:
+        # The listings of last month's players that end by the month end end before the first
+        # game on or after their end.
+        expiring, expiry_days = _ending_listings(previous_order, keys.last, month_start, expired_through)
+        previous_points = keys.points[previous_order]  # only live mode's top reads them
+    else:
+        expiring, expiry_days = previous_order[:0], np.empty(0, dtype=np.int64)
+        previous_points = keys.points[:0]
+    live = LiveMonth(table, Candidates(previous_order, previous_points, movers.players, month_start), expiring,
+                     expiry_days)
+    n_movers, next_expiry, victories, rookies = _play_games(month, contributions, keys, tallies, out, movers, live)
+    if contributions.live:
+        _before_game(as_of, next_expiry, n_movers, live, keys)
+    order = _month_end_order(previous_order, movers.players[:n_movers], keys, month_start, expired_through)
+    return order, (victories, rookies, _player_of_the_month(movers, n_movers, keys.points))
 
-    by_result = np.empty(len(RESULT_NAMES), dtype=np.int64)
-    day = -2**31
-    restart_through = 0
-    for g in range(n_games):
-        if game_day[g] != day:
-            day = game_day[g]
-            restart_through = last_day_before(day, RESTART_YEARS)
-        first, stop = game_start[g], game_start[g + 1]
-        if live:
-            next_expiry = _end_listings(day, expiring, expiry_days, next_expiry, month_start, table, keys)
-            if _unbalanced(table):
-                _rebalance(candidates, n_movers, table, keys)
 
-        value = 0
-        draw_size = 0
-        for r in range(first, stop):
-            p = row_player[r]
-            if live:
-                c = unlisted_cents
-                if table.in_top[p] and row_result[r] != ANARCHY:
-                    position = top_counts.rank(table.top, table.meta[ABOVE], p, last_scoring,
-                                               points, games, last, id_offsets, id_bytes) + 1
-                    if position <= last_scoring:
-                        c = contribution_cents[position]
-            else:
-                c = published_cents[p]
-            c *= row_result[r] != ANARCHY
-            out_contribution[r] = c
-            value += c
-            draw_size += row_result[r] == DRAW
-        result_points(value, draw_size, by_result)
-
-        for r in range(first, stop):
-            p = row_player[r]
-            earned = game_points(row_result[r], row_centres[r], by_result)
-            rookie = games[p] == 0
-            first_of_month = rookie or last[p] < month_start
-            carried = (not rookie) and last[p] > restart_through
-            if live and table.listed[p]:
-                _unlist(p, table, keys)
-            if carried:
-                out_before[r] = points[p]
-            else:
-                out_before[r] = -1
-                points[p] = 0
-                games[p] = 0
-                for k in range(GAMES_COUNTED):
-                    recent[p, k] = 0
-            slot = games[p] % GAMES_COUNTED
-            points[p] += earned - recent[p, slot]  # the slot holds the game that drops out (0 under 10)
-            recent[p, slot] = earned
-            games[p] += 1
-            last[p] = day
-            if live:
-                _enlist(p, table, keys)
-            year_points[p] += earned
-            year_played[p] = True
-            if first_of_month:
-                movers[n_movers] = p
-                carried_in[n_movers] = max(out_before[r], 0)
-                n_movers += 1
-            if rookie:
-                rookie_best, rookies = _tied_best(earned, r, rookie_best, rookies, rookie_rows)
-            if row_result[r] == SOLO:
-                victory_best, victories = _tied_best(value, r, victory_best, victories, victory_rows)
-            out_after[r] = points[p]
-            out_value[r] = value
-            out_points[r] = earned
-
-    if live:
-        _end_listings(as_of, expiring, expiry_days, next_expiry, month_start, table, keys)
-        if _unbalanced(table):
-            _rebalance(candidates, n_movers, table, keys)
-
-    # Month-end order: last month's players who did not play and are still listed, and this
-    # month's players (all listed: their last game is in the month), sorted together. One sort
-    # of both took 7.8 ms over 120 months where sorting the month's players and merging them
-    # into the others' old order took 11.0: the merge's comparisons branch unpredictably.
-    previous_last = last[previous_order]
+@njit(cache=True)
+def _month_end_order(previous_order, movers, keys, month_start, expired_through):
+    """The month-end table: last month's players who did not play and are still listed, and this
+    month's players (all listed: their last game is in the month), sorted together ("If two
+    players have the same amount of points, the player with the fewest finished games is placed
+    higher. If they have also played the same number of games, the player who finished his game
+    most recently is placed higher"; then by id). One sort of both ran faster than merging the
+    month's players into the others' old order, whose comparisons branch unpredictably."""
+    previous_last = keys.last[previous_order]
     kept = previous_order[(previous_last < month_start) & (previous_last > expired_through)]
-    order = sort_players(np.concatenate((kept, movers[:n_movers])), points, games, last, id_offsets, id_bytes)
-
-    change_best, changers = np.int64(0), 0
-    change_players = np.empty(n_movers, dtype=np.int64)
-    for k in range(n_movers):
-        change_best, changers = _tied_best(points[movers[k]] - carried_in[k], movers[k], change_best, changers,
-                                           change_players)
-    leaders = ((victory_best, victory_rows[:victories].copy()), (rookie_best, rookie_rows[:rookies].copy()),
-               (change_best, change_players[:changers].copy()))
-    return order, leaders
+    return sort_players(np.concatenate((kept, movers)), keys.points, keys.games, keys.last, keys.id_offsets,
+                        keys.id_bytes)
 
 
 # ---------------------------------------------------------------------------------------------

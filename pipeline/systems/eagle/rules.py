@@ -387,9 +387,9 @@ class EaglePoints:
         cents = np.empty((5, n_rows), dtype=np.int64)  # the history's amounts, one row each
         before, after, contribution, value, earned = cents
         order, (victory, rookies, changes) = kernel.run_month(
-            live, day_number(month.first_day), as_of, state.order,
-            kernel.Contributions(CONTRIBUTION_CENTS, UNLISTED_CENTS, published_cents),
-            kernel.MonthGames(game_start, game_day, row_player, row_result, row_centres),
+            kernel.MonthGames(game_start, game_day, row_player, row_result, row_centres,
+                              day_number(month.first_day), as_of),
+            state.order, kernel.Contributions(live, CONTRIBUTION_CENTS, UNLISTED_CENTS, published_cents),
             kernel.TableKeys(points, games, last, state.ids.offsets, state.ids.pool),
             kernel.Tallies(recent, year_points, year_played), _live_arrays(table),
             kernel.RowOutputs(before, after, contribution, value, earned))
