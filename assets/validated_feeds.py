@@ -57,7 +57,7 @@ def validated_feed(context: AssetExecutionContext, con: duckdb.DuckDBPyConnectio
                    feed: Feed) -> MaterializeResult:
     """Validate the staged feed and publish its validated files; its materialization and check results."""
     progress = progress_lines(context)
-    counts = validate_and_count(con, feed, progress)
+    counts = validate_and_count(con, feed, progress, diprank.settings().validation_day)
     publish_validated(con, diprank.warehouse, feed, progress)
     if counts.quarantined or counts.files_rejected:
         context.log.warning(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterator
 
 import duckdb
-from dagster import DagsterInstance, build_reconstructable_job, execute_job
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter, build_reconstructable_job, execute_job
 
 from pipeline.core.feed_spec import FEEDS
 from pipeline.core.months import Month, month_range
@@ -25,7 +25,7 @@ from pipeline.core.progress import PROGRESS_LOGGER, show_progress
 from pipeline.defs.instance import prepare_local_instance
 from pipeline.defs.jobs import INGEST_JOB, rating_job_name
 from pipeline.defs.partitions import first_partitions
-from pipeline.defs.tags import range_tags
+from pipeline.defs.tags import COMMAND_LINE_TAG, WAREHOUSE_TAG, range_tags
 from pipeline.ingest.staging import SkippedEntry
 from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCounts, feed_counts
 from pipeline.rating.planning import Plan
@@ -124,12 +124,35 @@ def run_job(settings: Settings, name: str, tags: dict[str, str] | None = None,
     # Reconstructable, so that executors running steps in other processes load the same job there,
     # built from these settings and the systems' first partitions: they travel as the job's arguments.
     first_months = first_months or first_months_now(settings)
+    tags = {**(tags or {}), COMMAND_LINE_TAG: "true"}
     job = build_reconstructable_job("pipeline.definitions", "job_definition",
                                     reconstructable_args=(name, settings.environment(), first_months))
     if instance is not None:
         return execute_job(job, instance=instance, run_config=QUIET_LOGS, tags=tags, raise_on_error=False)
     with dagster_instance(settings) as opened:
         return execute_job(job, instance=opened, run_config=QUIET_LOGS, tags=tags, raise_on_error=False)
+
+
+IN_PROGRESS = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED,
+               DagsterRunStatus.CANCELING]
+
+
+def end_abandoned_runs(instance: DagsterInstance, settings: Settings) -> list[str]:
+    """Mark failed the runs an earlier `diprank run` of this warehouse left in progress, free the
+    pool slots they held, and return their ids.
+
+    Call it holding the warehouse's run lock: a command holds it for the whole of its runs, so an
+    earlier command's run still in progress has lost its process (killed, out of memory, a power
+    cut) and would hold its pool's only slot forever. Dagster's run monitoring does the same for
+    the runs its daemon watches (run_monitoring in the instance file); the command line has none.
+    """
+    records = instance.get_run_records(RunsFilter(
+        statuses=IN_PROGRESS, tags={WAREHOUSE_TAG: settings.warehouse_dir, COMMAND_LINE_TAG: "true"}))
+    for record in records:
+        run = record.dagster_run
+        instance.report_run_failed(run, message="The diprank command that ran it ended before the run did.")
+        instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+    return [record.dagster_run.run_id for record in records]
 
 
 def failure_message(result) -> str:

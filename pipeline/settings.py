@@ -6,6 +6,7 @@ environment for a setting or holds a default of one.
 """
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from dataclasses import dataclass, fields, replace
@@ -28,6 +29,8 @@ ENV_CELERY_BROKER = "DIPRANK_CELERY_BROKER"
 ENV_CELERY_BACKEND = "DIPRANK_CELERY_BACKEND"
 ENV_SYSTEMS_AT_ONCE = "DIPRANK_SYSTEMS_AT_ONCE"
 ENV_DAGSTER_HOME = "DAGSTER_HOME"
+ENV_TODAY = "DIPRANK_TODAY"
+ENV_DEBUG = "DIPRANK_DEBUG"
 
 EXECUTORS = ("in_process", "multiprocess", "celery")
 EAGLE_POSITIONS = ("published", "live")
@@ -76,6 +79,8 @@ class Settings:
     celery_backend: str = ""
     systems_at_once: int = 0  # 0: one per core, at most four
     dagster_home: str = ""  # empty: <warehouse>/.dagster (or <local dir>/… for object storage)
+    today: str = ""  # YYYY-MM-DD: the day "in the future" is measured from; empty: the real today
+    debug: bool = False  # the command line prints the traceback of an internal error
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -86,6 +91,11 @@ class Settings:
             raise SettingsError(f"{ENV_DIWZ_NEWCOMERS}={self.diwz_newcomers!r}: choose one of {', '.join(DIWZ_NEWCOMERS)}")
         if not self.eagle_variants:
             raise SettingsError(f"{ENV_EAGLE_VARIANTS} names no variant")
+        if self.today:
+            try:
+                dt.date.fromisoformat(self.today)
+            except ValueError:
+                raise SettingsError(f"{ENV_TODAY}={self.today!r}: expected YYYY-MM-DD") from None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -96,7 +106,7 @@ class Settings:
             "raw_dir": ENV_RAW_DIR, "warehouse_dir": ENV_WAREHOUSE_DIR, "local_dir": ENV_LOCAL_DIR,
             "eagle_positions": ENV_EAGLE_POSITIONS, "diwz_newcomers": ENV_DIWZ_NEWCOMERS,
             "duckdb_memory": ENV_DUCKDB_MEMORY, "celery_broker": ENV_CELERY_BROKER,
-            "celery_backend": ENV_CELERY_BACKEND, "dagster_home": ENV_DAGSTER_HOME,
+            "celery_backend": ENV_CELERY_BACKEND, "dagster_home": ENV_DAGSTER_HOME, "today": ENV_TODAY,
         }
         for field, variable in text.items():
             if env.get(variable, "").strip():
@@ -114,6 +124,8 @@ class Settings:
                     values[field] = int(env[variable])
                 except ValueError:
                     raise SettingsError(f"{variable}={env[variable]!r}: expected a whole number") from None
+        if env.get(ENV_DEBUG, "").strip() not in ("", "0"):
+            values["debug"] = True
         if ENV_EAGLE_VARIANTS in env:
             values["eagle_variants"] = tuple(v.strip() for v in env[ENV_EAGLE_VARIANTS].split(",") if v.strip())
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -136,6 +148,11 @@ class Settings:
     def raw_path(self) -> Path:
         return Path(self.raw_dir)
 
+    @property
+    def validation_day(self) -> dt.date | None:
+        """The pinned day dates are checked against, or None for the real today."""
+        return dt.date.fromisoformat(self.today) if self.today else None
+
     def environment(self) -> dict[str, str]:
         """These settings as environment variables: what a process started for this run (a code
         location, a run worker, a system process) needs to resolve the same settings."""
@@ -151,6 +168,10 @@ class Settings:
             value[ENV_CELERY_BROKER] = self.celery_broker
         if self.celery_backend:
             value[ENV_CELERY_BACKEND] = self.celery_backend
+        if self.today:
+            value[ENV_TODAY] = self.today
+        if self.debug:
+            value[ENV_DEBUG] = "1"
         return value
 
 

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import ibis
 import pandera.ibis as pdi
@@ -19,10 +21,23 @@ DATE_BEFORE_1954 = "date_before_1954"
 EARLIEST_DATE = dt.date(1954, 1, 1)
 
 
+# The day "in the future" is measured from while a validation runs (Settings.today pins it).
+_validation_day: ContextVar[dt.date | None] = ContextVar("validation_day", default=None)
+
+
+@contextmanager
+def dates_checked_against(day: dt.date | None) -> Iterator[None]:
+    """Within the block, the not-in-the-future rules measure from `day` (None: the real today)."""
+    token = _validation_day.set(day)
+    try:
+        yield
+    finally:
+        _validation_day.reset(token)
+
+
 def today() -> dt.date:
-    """The date 'in the future' is measured from; DIPRANK_TODAY pins it for reproducible runs."""
-    pinned = os.environ.get("DIPRANK_TODAY")
-    return dt.date.fromisoformat(pinned) if pinned else dt.date.today()
+    """The day "in the future" is measured from."""
+    return _validation_day.get() or dt.date.today()
 
 
 def all_present(table, columns: list[str]):

@@ -140,10 +140,11 @@ def test_settings_are_resolved_once_with_their_defaults(tmp_path, monkeypatch):
 
 
 def test_no_module_reads_the_environment_at_import():
-    """Settings are read in pipeline/settings.py alone (the CLI's debug switch aside)."""
+    """Settings are read in pipeline/settings.py alone; the kernels' cache folder is chosen in
+    pipeline/systems/kernel_cache.py before numba (which reads it) is imported."""
     readers = subprocess.run(["git", "grep", "-lE", r"os\.environ|os\.getenv", "--", "pipeline", "assets"],
                              cwd=REPO, capture_output=True, text=True).stdout.split()
-    assert set(readers) <= {"pipeline/settings.py", "pipeline/cli/main.py"}, readers
+    assert set(readers) <= {"pipeline/settings.py", "pipeline/systems/kernel_cache.py"}, readers
 
 
 def test_ingest_job_removes_months_outside_the_ranges(defs):

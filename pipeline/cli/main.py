@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import time
 import traceback
@@ -71,10 +70,11 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    settings: Settings | None = None
     try:
+        settings = resolve_settings(args)
         if args.command == "generate":
             return command_generate(args)
-        settings = resolve_settings(args)
         if args.command == "run":
             return command_run(args, settings)
         if args.command == "report":
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILED
     except Exception as error:  # a defect: say so plainly; the traceback only on request
         print(f"diprank: internal error: {type(error).__name__}: {error}", file=sys.stderr)
-        if os.environ.get("DIPRANK_DEBUG"):
+        if settings is not None and settings.debug:
             traceback.print_exc()
         else:
             print("diprank: set DIPRANK_DEBUG=1 to see the traceback", file=sys.stderr)
@@ -170,6 +170,8 @@ def summarised_run(settings: Settings, warehouse, first: Month | None, last: Mon
 
     started = time.perf_counter()
     warehouse.remove_leftovers()
+    for run_id in orchestrate.end_abandoned_runs(instance, settings):
+        say(f"run {run_id} of an earlier diprank command ended with it: marked failed, its pool slots freed")
     say(f"ingest and validate {settings.raw_dir}")
     ingest = orchestrate.ingest(settings, MAX_LISTED_PROBLEMS, instance)
     say(f"  ingest and validation took {time.perf_counter() - started:.1f} s")

@@ -12,6 +12,7 @@ from pipeline.systems.registry import SYSTEM_NAMES
 
 FEEDS_POOL = "diprank_feeds"
 WAREHOUSE_TAG = "diprank/warehouse"  # the warehouse a job's runs write, in its canonical spelling
+COMMAND_LINE_TAG = "diprank/command_line"  # on the runs `diprank run` executes in its own process
 THROUGH_TAG = "diprank/through"  # the last month the ratings after an ingest must reach
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"

@@ -1,6 +1,7 @@
 """Validate a staged feed with its Pandera model inside DuckDB; split valid rows from quarantine."""
 from __future__ import annotations
 
+import datetime as dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from pipeline.ingest.staging import FileProblem, SkippedEntry, outside_feed_fold
 from pipeline.warehouse.sql import quote_ident
 from pipeline.warehouse.store import Warehouse
 from schemas.engine import NOT_NULLABLE, rule_failures
-from schemas.feed_common import BAD_TYPE
+from schemas.feed_common import BAD_TYPE, dates_checked_against
 from schemas.event_results import EventResultsFeed
 from schemas.events import EventsFeed
 from schemas.games import GAME_REJECTED, GamesFeed
@@ -273,17 +274,20 @@ def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) ->
     return failures
 
 
-def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None) -> dict[int, list[str]]:
+def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None,
+                  today: dt.date | None = None) -> dict[int, list[str]]:
     """Validate the rows of the groups and files queued since the last validation: their `_valid`
     flags are set anew (`<feed>` shows the valid rows), their failures replace theirs in the
     quarantine table. Returns the failures by row id (empty when nothing was queued). `progress`
-    hears when the rules are done, if that took long."""
+    hears when the rules are done, if that took long; dates after `today` (None: the real today)
+    are in the future."""
     if not scope_tables(con, feed):
         return {}
     lines = ProgressLines(progress)
     candidates = f"candidates_{feed.name}"
     create_candidates(con, feed, candidates)
-    failures = failing_rows(con, feed, candidates)
+    with dates_checked_against(today):
+        failures = failing_rows(con, feed, candidates)
     lines.tell(f"{feed.name}: validation rules checked, {len(failures):,} row(s) failing; setting the valid rows")
     con.execute("CREATE OR REPLACE TEMP TABLE _failures (row_id BIGINT, reasons VARCHAR, shown VARCHAR)")
     if failures:
@@ -394,10 +398,12 @@ def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: 
     return report
 
 
-def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None) -> FeedCounts:
-    """Validate a staged feed and return its balance; `progress` hears of it when it took long."""
+def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None,
+                       today: dt.date | None = None) -> FeedCounts:
+    """Validate a staged feed (dates after `today` in the future, None: the real today) and return
+    its balance; `progress` hears of it when it took long."""
     started = time.perf_counter()
-    validate_feed(con, feed, progress)
+    validate_feed(con, feed, progress, today)
     files = [r[0] for r in con.execute(f"SELECT DISTINCT _source_file FROM {typed_table(feed)} ORDER BY 1").fetchall()]
     counts = feed_counts(con, feed, files)
     report_if_slow(progress, started, f"{feed.name}: validated {counts.rows_in:,} rows, {counts.valid:,} valid")
