@@ -12,7 +12,7 @@ run ui: export DAGSTER_HOME ?= $(abspath $(WAREHOUSE))/.dagster
 # chosen before numba is imported; a NUMBA_CACHE_DIR of the user's is kept.
 compile run ui test bench: export NUMBA_CACHE_DIR ?= $(shell $(PYTHON) -m pipeline.systems.kernel_cache)
 
-.PHONY: setup compile run test ui bench integration clean
+.PHONY: setup compile run test check ui bench integration clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "diprank needs Python 3.11 (set PYTHON=python3.11)")'
@@ -38,6 +38,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal
+
+# Lint, format and types: ruff and mypy, configured in pyproject.toml.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 ui: $(STAMP)
 	$(BIN)/python -m pipeline.defs.instance $(DAGSTER_HOME)

@@ -5,6 +5,7 @@ file, so separate steps could never run side by side, and each would pay for its
 lock and DuckDB open (most of a small run's time). The assets and their checks stay apart in the
 catalog, each with its own materialization and metadata.
 """
+
 from typing import Iterator
 
 from dagster import AssetExecutionContext, MaterializeResult, multi_asset
@@ -22,8 +23,11 @@ INGEST_STEP = "ingest_feeds"
 
 @multi_asset(
     name=INGEST_STEP,
-    specs=[*(raw_feed_spec(feed) for feed in FEEDS.values()),
-           *(validated_feed_spec(feed) for feed in VALIDATION_ORDER), RANGES_SPEC],
+    specs=[
+        *(raw_feed_spec(feed) for feed in FEEDS.values()),
+        *(validated_feed_spec(feed) for feed in VALIDATION_ORDER),
+        RANGES_SPEC,
+    ],
     check_specs=[check for feed in VALIDATION_ORDER for check in validated_feed_checks(feed)],
     can_subset=False,
     pool=FEEDS_POOL,

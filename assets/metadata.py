@@ -1,4 +1,5 @@
 """Metadata helpers shared by the assets: column schemas from Pandera models, markdown previews."""
+
 from __future__ import annotations
 
 import pyarrow as pa

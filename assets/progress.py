@@ -1,4 +1,5 @@
 """Progress lines of an asset's long work, in Dagster's run log and on the CLI's stderr."""
+
 from dagster import AssetExecutionContext
 
 from pipeline.core.progress import Progress, progress_log

@@ -30,8 +30,9 @@ RANGES_SPEC = AssetSpec(
 )
 
 
-def rating_ranges(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection,
-                  diprank: DiprankResource) -> MaterializeResult:
+def rating_ranges(
+    context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource
+) -> MaterializeResult:
     """Remove the outputs of months outside each system's range (the caller holds the warehouse
     alone: no system reads or writes meanwhile); the ranges' materialization."""
     warehouse = diprank.warehouse
@@ -42,8 +43,7 @@ def rating_ranges(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection
         outside = months_outside(warehouse, name, cls.extras, ranges[name])
         remove_months(warehouse, name, cls.extras, outside)
         if outside:
-            context.log.info(f"{name}: removed {len(outside)} month(s) outside its range: "
-                             f"{outside[0]} … {outside[-1]}")
+            context.log.info(f"{name}: removed {len(outside)} month(s) outside its range: {outside[0]} … {outside[-1]}")
         # Compared with the disk rather than with what was just removed, so that a removal a
         # crash interrupted, or a snapshot deleted by hand, is mended too.
         key = AssetKey(rankings_asset_name(name))
@@ -51,11 +51,16 @@ def rating_ranges(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection
         forget_partitions(context.instance, key, sorted(context.instance.get_materialized_partitions(key) - on_disk))
         removed_total += len(outside)
         covered = ranges[name]
-        lines.append(f"| {name} | {covered[0] if covered else '–'} | {covered[1] if covered else '–'} "
-                     f"| {len(outside)} |")
+        lines.append(
+            f"| {name} | {covered[0] if covered else '–'} | {covered[1] if covered else '–'} | {len(outside)} |"
+        )
     refresh_views(con, warehouse)
-    return MaterializeResult(asset_key=AssetKey(RANGES_ASSET), metadata={
-        "months_removed": removed_total,
-        "ranges": MetadataValue.md("| system | first month | last month | months removed |\n|---|---|---|---|\n"
-                                   + "\n".join(lines)),
-    })
+    return MaterializeResult(
+        asset_key=AssetKey(RANGES_ASSET),
+        metadata={
+            "months_removed": removed_total,
+            "ranges": MetadataValue.md(
+                "| system | first month | last month | months removed |\n|---|---|---|---|\n" + "\n".join(lines)
+            ),
+        },
+    )

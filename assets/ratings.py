@@ -1,22 +1,32 @@
 """One factory builds the monthly asset of every rating system."""
 
 import statistics
+from collections.abc import Mapping
 
 from dagster import (
-    AssetCheckResult, AssetCheckSpec, AssetDep, AssetExecutionContext, AssetKey, AssetsDefinition,
-    BackfillPolicy, MaterializeResult, MetadataValue, PartitionsDefinition, TimeWindowPartitionMapping, asset,
+    AssetCheckResult,
+    AssetCheckSpec,
+    AssetDep,
+    AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    BackfillPolicy,
+    MaterializeResult,
+    MetadataValue,
+    PartitionsDefinition,
+    TimeWindowPartitionMapping,
+    asset,
 )
 
 from assets.metadata import column_schema, markdown_table
 from assets.progress import progress_lines
-from pipeline.rating.checks import CHECK_DESCRIPTIONS, no_outcomes
 from pipeline.core.months import Month
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.tags import rankings_asset_name, system_pool
+from pipeline.rating.checks import CHECK_DESCRIPTIONS, no_outcomes
 from pipeline.rating.runner import NothingToRate, run_system
 from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key, system_class
 from pipeline.warehouse.views import refresh_views
-
 
 FEED_DEPS = {"games": ["games", "players", "lists"], "events": ["events", "event_results", "players", "lists"]}
 PREVIEW_COLUMNS = ["rank", "player_id", "player_name", "rating", "rank_change"]
@@ -58,19 +68,28 @@ def build_rating_asset(system_name: str, partitions_def: PartitionsDefinition) -
         progress = progress_lines(context)
         with diprank.rating(system_name, log=progress):
             try:
-                result = run_system(system, diprank.warehouse, first, last,
-                                    config_key=config_key(system_name, settings), progress=progress)
+                result = run_system(
+                    system,
+                    diprank.warehouse,
+                    first,
+                    last,
+                    config_key=config_key(system_name, settings),
+                    progress=progress,
+                )
             except NothingToRate as empty:
                 context.log.warning(str(empty))
                 result = None
-            outcomes = (result.checks if result and result.checks else no_outcomes("no months written"))
+            outcomes = result.checks if result and result.checks else no_outcomes("no months written")
             with diprank.duckdb() as con:
                 refresh_views(con, diprank.warehouse, systems=[system_name])
         return MaterializeResult(
             metadata=rating_metadata(result) if result else {"months_written": 0},
             check_results=[
-                AssetCheckResult(check_name=o.name, passed=o.passed,
-                                 metadata={"failures": o.failures, "examples": MetadataValue.json(o.examples)})
+                AssetCheckResult(
+                    check_name=o.name,
+                    passed=o.passed,
+                    metadata={"failures": o.failures, "examples": MetadataValue.json(o.examples)},
+                )
                 for o in outcomes
             ],
         )
@@ -92,16 +111,18 @@ def rating_metadata(result) -> dict:
         metadata["replayed_from"] = str(result.replayed_from)
     if table is not None:
         ratings = table.column("rating").to_pylist()
-        metadata.update({
-            "dagster/row_count": table.num_rows,
-            "players_listed": table.num_rows,
-            "top_rating": float(max(ratings)) if ratings else 0.0,
-            "mean_rating": float(statistics.fmean(ratings)) if ratings else 0.0,
-            "preview": MetadataValue.md(markdown_table(table, PREVIEW_COLUMNS)),
-        })
+        metadata.update(
+            {
+                "dagster/row_count": table.num_rows,
+                "players_listed": table.num_rows,
+                "top_rating": float(max(ratings)) if ratings else 0.0,
+                "mean_rating": float(statistics.fmean(ratings)) if ratings else 0.0,
+                "preview": MetadataValue.md(markdown_table(table, PREVIEW_COLUMNS)),
+            }
+        )
     return metadata
 
 
-def build_rating_assets(partitions: dict[str, PartitionsDefinition]) -> list[AssetsDefinition]:
+def build_rating_assets(partitions: Mapping[str, PartitionsDefinition]) -> list[AssetsDefinition]:
     """The monthly asset of every registered system, with its partitions."""
     return [build_rating_asset(name, partitions[name]) for name in SYSTEM_NAMES]

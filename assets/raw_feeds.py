@@ -44,30 +44,48 @@ def first_of(entries: list[str]) -> str:
     return shown + (f"; and {len(entries) - LISTED_IN_LOG} more" if len(entries) > LISTED_IN_LOG else "")
 
 
-def staged_feed(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource,
-                feed: Feed) -> MaterializeResult:
+def staged_feed(
+    context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource, feed: Feed
+) -> MaterializeResult:
     """Stage the feed's new and changed deliveries; its materialization, with what was read and replaced."""
     report = ingest_feed(con, diprank.settings().raw_path, feed, diprank.warehouse, progress_lines(context))
     corrections = con.execute(
         "SELECT record_key, replaced_file, replaced_line, by_file, by_line, changed "
-        "FROM corrections WHERE feed = ? ORDER BY record_key", [feed.name]
+        "FROM corrections WHERE feed = ? ORDER BY record_key",
+        [feed.name],
     ).fetchall()
-    context.log.info(f"{feed.name}: read {len(report.parsed)} of {len(report.files)} file(s)"
-                     + (f": {', '.join(report.parsed)}" if report.parsed else "")
-                     + "; the others are unchanged since they were ingested")
+    context.log.info(
+        f"{feed.name}: read {len(report.parsed)} of {len(report.files)} file(s)"
+        + (f": {', '.join(report.parsed)}" if report.parsed else "")
+        + "; the others are unchanged since they were ingested"
+    )
     # A few lines per feed, each naming its first entries: every line is an event in Dagster's log,
     # and a correction can touch thousands of keys (all of them are in the corrections table).
     if report.problems:
-        context.log.warning(f"{feed.name}: {len(report.problems)} problem(s): " + first_of(
-            [f"{p.reason} in {p.source_file}" + (f":{p.source_line}" if p.source_line else "") + f" ({p.detail})"
-             for p in report.problems]))
+        context.log.warning(
+            f"{feed.name}: {len(report.problems)} problem(s): "
+            + first_of(
+                [
+                    f"{p.reason} in {p.source_file}" + (f":{p.source_line}" if p.source_line else "") + f" ({p.detail})"
+                    for p in report.problems
+                ]
+            )
+        )
     if report.skipped:
-        context.log.info(f"{feed.name}: {len(report.skipped)} entries of the folder not read: "
-                         + first_of([f"{e.path} ({e.reason})" for e in report.skipped]))
+        context.log.info(
+            f"{feed.name}: {len(report.skipped)} entries of the folder not read: "
+            + first_of([f"{e.path} ({e.reason})" for e in report.skipped])
+        )
     if corrections:
-        context.log.info(f"{feed.name}: {len(corrections)} key(s) replaced by a later delivery: " + first_of(
-            [f"{key} {'corrected' if changed else 're-delivered unchanged'} ({old_file}:{old_line} → {new_file}:{new_line})"
-             for key, old_file, old_line, new_file, new_line, changed in corrections]))
+        context.log.info(
+            f"{feed.name}: {len(corrections)} key(s) replaced by a later delivery: "
+            + first_of(
+                [
+                    f"{key} {'corrected' if changed else 're-delivered unchanged'} ({old_file}:{old_line} → {new_file}:{new_line})"
+                    for key, old_file, old_line, new_file, new_line, changed in corrections
+                ]
+            )
+        )
     return MaterializeResult(
         asset_key=AssetKey(raw_asset_name(feed)),
         metadata={
@@ -79,8 +97,6 @@ def staged_feed(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, 
             "problems": MetadataValue.md(
                 "\n".join(f"- `{p.source_file}` {p.reason}: {p.detail}" for p in report.problems) or "none"
             ),
-            "skipped": MetadataValue.md(
-                "\n".join(f"- `{e.path}` {e.reason}" for e in report.skipped) or "none"
-            ),
+            "skipped": MetadataValue.md("\n".join(f"- `{e.path}` {e.reason}" for e in report.skipped) or "none"),
         },
     )

@@ -2,8 +2,14 @@
 
 import duckdb
 from dagster import (
-    AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, AssetKey, AssetSpec,
-    MaterializeResult, MetadataValue,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    AssetKey,
+    AssetSpec,
+    MaterializeResult,
+    MetadataValue,
 )
 
 from assets.metadata import column_schema
@@ -48,13 +54,17 @@ def validated_feed_checks(feed: Feed) -> list[AssetCheckSpec]:
     key = AssetKey(feed.name)
     return [
         AssetCheckSpec(BALANCED, asset=key, description="Rows in = valid + quarantined + replaced."),
-        AssetCheckSpec(NOTHING_QUARANTINED, asset=key,
-                       description="No row or file of the feed was quarantined (a warning, not a failure)."),
+        AssetCheckSpec(
+            NOTHING_QUARANTINED,
+            asset=key,
+            description="No row or file of the feed was quarantined (a warning, not a failure).",
+        ),
     ]
 
 
-def validated_feed(context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource,
-                   feed: Feed) -> MaterializeResult:
+def validated_feed(
+    context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource, feed: Feed
+) -> MaterializeResult:
     """Validate the staged feed and publish its validated files; its materialization and check results."""
     progress = progress_lines(context)
     counts = validate_and_count(con, feed, progress, diprank.settings().validation_day)
@@ -78,12 +88,23 @@ def validated_feed(context: AssetExecutionContext, con: duckdb.DuckDBPyConnectio
             "quarantine_reasons": MetadataValue.json(counts.reasons),
         },
         check_results=[
-            AssetCheckResult(asset_key=key, check_name=BALANCED, passed=counts.balanced,
-                             metadata={"rows_in": counts.rows_in, "valid": counts.valid,
-                                       "quarantined": counts.quarantined, "replaced": counts.replaced}),
-            AssetCheckResult(asset_key=key, check_name=NOTHING_QUARANTINED,
-                             passed=counts.quarantined == 0 and counts.files_rejected == 0,
-                             severity=AssetCheckSeverity.WARN,
-                             metadata={"reasons": MetadataValue.json(counts.reasons)}),
+            AssetCheckResult(
+                asset_key=key,
+                check_name=BALANCED,
+                passed=counts.balanced,
+                metadata={
+                    "rows_in": counts.rows_in,
+                    "valid": counts.valid,
+                    "quarantined": counts.quarantined,
+                    "replaced": counts.replaced,
+                },
+            ),
+            AssetCheckResult(
+                asset_key=key,
+                check_name=NOTHING_QUARANTINED,
+                passed=counts.quarantined == 0 and counts.files_rejected == 0,
+                severity=AssetCheckSeverity.WARN,
+                metadata={"reasons": MetadataValue.json(counts.reasons)},
+            ),
         ],
     )

@@ -16,6 +16,7 @@ players) and prints the three rates and the ratio of the compiled path to opensk
 
     .venv/bin/python benchmarks/kernel_club.py [--games 200000] [--players 10000] [--years 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,13 +31,13 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.synthetic import generator as generate  # noqa: E402
+from benchmarks.timing import best_seconds, cpu_seconds  # noqa: E402
 from pipeline.core.months import Month, month_range  # noqa: E402
-from pipeline.systems.club.reference import club_reference  # noqa: E402
+from pipeline.synthetic import generator as generate  # noqa: E402
 from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
+from pipeline.systems.club.reference import club_reference  # noqa: E402
 from pipeline.systems.club.rules import ClubRating  # noqa: E402
 from pipeline.systems.games import games_from_rows  # noqa: E402
-from benchmarks.timing import best_seconds, cpu_seconds  # noqa: E402
 
 REFERENCE_GAMES = 1_500
 OPENSKILL_GAMES = 20_000
@@ -67,7 +68,9 @@ def by_month(table: pa.Table) -> list[tuple[Month, pa.Table]]:
     """Every month from the first game's to the last game's, with its rows (empty months too)."""
     days = table.column("finished_on").to_numpy()
     months = month_range(Month.of(days[0].astype(dt.date)), Month.of(days[-1].astype(dt.date)))
-    bounds = np.searchsorted(days, [np.datetime64(m.first_day) for m in months] + [np.datetime64(months[-1].next().first_day)])
+    bounds = np.searchsorted(
+        days, [np.datetime64(m.first_day) for m in months] + [np.datetime64(months[-1].next().first_day)]
+    )
     return [(m, table.slice(int(a), int(b - a))) for m, a, b in zip(months, bounds[:-1], bounds[1:])]
 
 
@@ -134,13 +137,19 @@ def measure(games_table: pa.Table, repeats: int = 3) -> dict:
     reference_table = first_games(games_table, REFERENCE_GAMES)
     reference_seconds = rate_reference(reference_table)
     openskill_table = first_games(games_table, OPENSKILL_GAMES)
-    best = best_seconds(repeats, {"kernel": cpu_seconds(lambda: run_kernel(months)),
-                                  "openskill": lambda: rate_openskill(openskill_table)})
+    best = best_seconds(
+        repeats,
+        {"kernel": cpu_seconds(lambda: run_kernel(months)), "openskill": lambda: rate_openskill(openskill_table)},
+    )
     kernel_seconds, openskill_seconds = best["kernel"], best["openskill"]
 
     def rates(table_games: int, table_rows: int, seconds: float) -> dict:
-        return {"games": table_games, "seconds": seconds, "games_per_s": table_games / seconds,
-                "player_results_per_s": table_rows / seconds}
+        return {
+            "games": table_games,
+            "seconds": seconds,
+            "games_per_s": table_games / seconds,
+            "player_results_per_s": table_rows / seconds,
+        }
 
     result = {
         "months": len(months),
@@ -165,10 +174,14 @@ def main() -> None:
     result = measure(table, repeats=args.repeats)
     for name in ("kernel", "reference", "openskill"):
         r = result[name]
-        print(f"  {name:<10} {r['games_per_s']:>12,.0f} games/s {r['player_results_per_s']:>13,.0f} results/s"
-              f"   ({r['games']:,} games in {r['seconds']:.3f} s)")
-    print(f"  kernel/openskill {result['kernel_over_openskill']:.1f}x   "
-          f"kernel/reference {result['kernel_over_reference']:.0f}x")
+        print(
+            f"  {name:<10} {r['games_per_s']:>12,.0f} games/s {r['player_results_per_s']:>13,.0f} results/s"
+            f"   ({r['games']:,} games in {r['seconds']:.3f} s)"
+        )
+    print(
+        f"  kernel/openskill {result['kernel_over_openskill']:.1f}x   "
+        f"kernel/reference {result['kernel_over_reference']:.0f}x"
+    )
 
 
 if __name__ == "__main__":

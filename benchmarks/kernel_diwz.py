@@ -16,6 +16,7 @@ players) and prints the three rates and the kernel/openskill ratio:
 
     .venv/bin/python benchmarks/kernel_diwz.py [--games 200000] [--players 10000] [--years 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,13 +33,13 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.synthetic.generator import write_feeds  # noqa: E402
-from pipeline.core.months import Month  # noqa: E402
-from pipeline.systems.diwz.reference import reference_diwz  # noqa: E402
-from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
-from pipeline.systems.diwz.rules import DiWZ  # noqa: E402
-from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO  # noqa: E402
 from benchmarks.timing import best_seconds  # noqa: E402
+from pipeline.core.months import Month  # noqa: E402
+from pipeline.synthetic.generator import write_feeds  # noqa: E402
+from pipeline.systems.base import GAME_COLUMNS, MonthInput  # noqa: E402
+from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO  # noqa: E402
+from pipeline.systems.diwz.reference import reference_diwz  # noqa: E402
+from pipeline.systems.diwz.rules import DiWZ  # noqa: E402
 
 EPOCH = dt.date(1970, 1, 1)
 REFERENCE_GAMES = 3_000
@@ -52,8 +53,12 @@ def games_table_from_feed(folder: str | Path) -> pa.Table:
     if "multi_site" not in table.column_names:  # generated feeds leave the optional column out
         table = table.append_column("multi_site", pa.array([False] * table.num_rows, pa.bool_()))
     denies = pc.and_(pc.fill_null(table["replacement_denies"], False), pc.is_valid(table["original_player_id"]))
-    table = table.append_column("responsible_player_id", pc.if_else(denies, table["original_player_id"], table["player_id"]))
-    return table.sort_by([("finished_on", "ascending"), ("game_id", "ascending"), ("power", "ascending")]).cast(GAME_COLUMNS)
+    table = table.append_column(
+        "responsible_player_id", pc.if_else(denies, table["original_player_id"], table["player_id"])
+    )
+    return table.sort_by([("finished_on", "ascending"), ("game_id", "ascending"), ("power", "ascending")]).cast(
+        GAME_COLUMNS
+    )
 
 
 def month_slices(table: pa.Table) -> list[tuple[Month, pa.Table]]:
@@ -67,7 +72,9 @@ def month_slices(table: pa.Table) -> list[tuple[Month, pa.Table]]:
     while month <= last:
         months.append(month)
         month = month.next()
-    bounds = np.searchsorted(days, [(m.first_day - EPOCH).days for m in months] + [(last.next().first_day - EPOCH).days])
+    bounds = np.searchsorted(
+        days, [(m.first_day - EPOCH).days for m in months] + [(last.next().first_day - EPOCH).days]
+    )
     return [(m, table.slice(int(a), int(b - a))) for m, a, b in zip(months, bounds[:-1], bounds[1:])]
 
 
@@ -145,11 +152,12 @@ def run_openskill(games: list[tuple[list[str], list[int]]]) -> float:
 
 def measure(games_table: pa.Table, repeats: int = 3) -> dict:
     """games/s and player-results/s of the DiWZ kernel path, the reference and openskill."""
-    run_kernel(head_months(games_table, 500))                  # compile (or load the cache)
+    run_kernel(head_months(games_table, 500))  # compile (or load the cache)
     games, rows = rated_games(games_table)
     sample = openskill_games(games_table, OPENSKILL_GAMES)
-    best = best_seconds(repeats, {"kernel": lambda: run_kernel(games_table)[0],
-                                  "openskill": lambda: run_openskill(sample)})
+    best = best_seconds(
+        repeats, {"kernel": lambda: run_kernel(games_table)[0], "openskill": lambda: run_openskill(sample)}
+    )
     kernel_seconds, openskill_seconds = best["kernel"], best["openskill"]
 
     head = head_months(games_table, REFERENCE_GAMES)
@@ -189,15 +197,23 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         write_feeds(folder, games=args.games, players=args.players, years=args.years, events=0, seed=7)
         table = games_table_from_feed(Path(folder) / "games")
-        print(f"generated {args.games:,} games ({table.num_rows:,} rows, {args.players:,} players, "
-              f"{args.years} years) in {time.perf_counter() - started:.1f} s")
+        print(
+            f"generated {args.games:,} games ({table.num_rows:,} rows, {args.players:,} players, "
+            f"{args.years} years) in {time.perf_counter() - started:.1f} s"
+        )
     r = measure(table, repeats=args.repeats)
-    print(f"kernel     {r['kernel_games_per_s']:>12,.0f} games/s {r['kernel_results_per_s']:>14,.0f} player-results/s "
-          f"({r['games']:,} rated games in {r['kernel_seconds']:.2f} s)")
-    print(f"reference  {r['reference_games_per_s']:>12,.0f} games/s {r['reference_results_per_s']:>14,.0f} player-results/s "
-          f"(first {r['reference_games']:,} games, extrapolated per game)")
-    print(f"openskill  {r['openskill_games_per_s']:>12,.0f} games/s {r['openskill_results_per_s']:>14,.0f} player-results/s "
-          f"(PlackettLuce, {r['openskill_games']:,} 7-player games)")
+    print(
+        f"kernel     {r['kernel_games_per_s']:>12,.0f} games/s {r['kernel_results_per_s']:>14,.0f} player-results/s "
+        f"({r['games']:,} rated games in {r['kernel_seconds']:.2f} s)"
+    )
+    print(
+        f"reference  {r['reference_games_per_s']:>12,.0f} games/s {r['reference_results_per_s']:>14,.0f} player-results/s "
+        f"(first {r['reference_games']:,} games, extrapolated per game)"
+    )
+    print(
+        f"openskill  {r['openskill_games_per_s']:>12,.0f} games/s {r['openskill_results_per_s']:>14,.0f} player-results/s "
+        f"(PlackettLuce, {r['openskill_games']:,} 7-player games)"
+    )
     print(f"kernel/openskill {r['kernel_over_openskill']:.0f}x, kernel/reference {r['kernel_over_reference']:.0f}x")
 
 

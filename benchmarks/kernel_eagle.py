@@ -16,6 +16,7 @@ over 4 years) have as many games a month as the full-size case, 1,000,000 games 
 players over 20 years (`--games 1000000 --players 50000 --years 20`). Rates count the games the
 system rates (the configured variants); all of the table's games are stepped through.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,12 +32,12 @@ import pyarrow.compute as pc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.kernel_club import games_table  # noqa: E402
+from benchmarks.timing import Timing, best_seconds, cpu_seconds  # noqa: E402
 from pipeline.core.months import Month, month_range  # noqa: E402
-from pipeline.systems.eagle.reference import eagle_reference  # noqa: E402
 from pipeline.systems.base import MonthInput  # noqa: E402
+from pipeline.systems.eagle.reference import eagle_reference  # noqa: E402
 from pipeline.systems.eagle.rules import EaglePoints  # noqa: E402
 from pipeline.systems.games import games_from_rows  # noqa: E402
-from benchmarks.timing import Timing, best_seconds, cpu_seconds  # noqa: E402
 
 REFERENCE_GAMES = 1_000
 OPENSKILL_GAMES = 20_000
@@ -66,8 +67,9 @@ def first_games(games: pa.Table, count: int) -> pa.Table:
     ids = games.column("game_id").combine_chunks()
     if len(ids) == 0:
         return games
-    starts = np.flatnonzero(np.concatenate(([True], pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
-                                            .to_numpy(zero_copy_only=False))))
+    starts = np.flatnonzero(
+        np.concatenate(([True], pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1)).to_numpy(zero_copy_only=False)))
+    )
     if count >= len(starts):
         return games
     return games.slice(0, int(starts[count]))
@@ -90,7 +92,9 @@ def time_reference(games: pa.Table, positions: str, repeats: int) -> tuple[float
     part = first_games(games, REFERENCE_GAMES)
     listed = games_from_rows(part)
     months = [m.month for m in month_inputs(part)]
-    best = best_seconds(repeats, {"reference": cpu_seconds(lambda: eagle_reference(listed, months, positions=positions))})
+    best = best_seconds(
+        repeats, {"reference": cpu_seconds(lambda: eagle_reference(listed, months, positions=positions))}
+    )
     return best["reference"], *counted_games(part)
 
 
@@ -128,9 +132,12 @@ def openskill_timing(games: pa.Table) -> tuple[Timing, int, int]:
 
 
 def rates(seconds: float, games: int, rows: int) -> dict:
-    return {"games": games, "seconds": seconds,
-            "games_per_s": games / seconds if seconds else float("inf"),
-            "player_results_per_s": rows / seconds if seconds else float("inf")}
+    return {
+        "games": games,
+        "seconds": seconds,
+        "games_per_s": games / seconds if seconds else float("inf"),
+        "player_results_per_s": rows / seconds if seconds else float("inf"),
+    }
 
 
 def measure(games_table: pa.Table, repeats: int = 3) -> dict:
@@ -141,11 +148,14 @@ def measure(games_table: pa.Table, repeats: int = 3) -> dict:
     run_system(EaglePoints(positions="live"), month_inputs(first_games(games_table, WARM_UP_GAMES)))
     n_games, n_rows = counted_games(games_table)
     openskill, openskill_games, openskill_rows = openskill_timing(games_table)
-    best = best_seconds(repeats, {
-        "kernel": cpu_seconds(lambda: run_system(EaglePoints(positions="published"), inputs)),
-        "kernel_live": cpu_seconds(lambda: run_system(EaglePoints(positions="live"), inputs)),
-        "openskill": openskill,
-    })
+    best = best_seconds(
+        repeats,
+        {
+            "kernel": cpu_seconds(lambda: run_system(EaglePoints(positions="published"), inputs)),
+            "kernel_live": cpu_seconds(lambda: run_system(EaglePoints(positions="live"), inputs)),
+            "openskill": openskill,
+        },
+    )
     out = {
         "kernel": rates(best["kernel"], n_games, n_rows),
         "kernel_live": rates(best["kernel_live"], n_games, n_rows),
@@ -170,10 +180,14 @@ def main() -> None:
     result = measure(games, repeats=args.repeats)
     for name in ("kernel", "kernel_live", "reference", "openskill"):
         r = result[name]
-        print(f"{name:12s} {r['games_per_s']:>14,.0f} games/s {r['player_results_per_s']:>14,.0f} player results/s"
-              f"   ({r['games']:,} games in {r['seconds']:.3f} s)")
-    print(f"kernel / openskill: {result['kernel_vs_openskill']:.1f}x (published positions), "
-          f"{result['kernel_live_vs_openskill']:.1f}x (live positions)")
+        print(
+            f"{name:12s} {r['games_per_s']:>14,.0f} games/s {r['player_results_per_s']:>14,.0f} player results/s"
+            f"   ({r['games']:,} games in {r['seconds']:.3f} s)"
+        )
+    print(
+        f"kernel / openskill: {result['kernel_vs_openskill']:.1f}x (published positions), "
+        f"{result['kernel_live_vs_openskill']:.1f}x (live positions)"
+    )
 
 
 if __name__ == "__main__":

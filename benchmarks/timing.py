@@ -9,12 +9,13 @@ again within its round until the round has lasted that long, and counts its mean
 of a few milliseconds is at the mercy of one interruption or cache flush, and its best of three
 varied by a third between two runs of the harness.
 """
+
 from __future__ import annotations
 
 import time
 from typing import Callable
 
-Timing = Callable[[], float]   # runs a path (once or more) and returns the CPU seconds of one run
+Timing = Callable[[], float]  # runs a path (once or more) and returns the CPU seconds of one run
 
 MIN_ROUND_SECONDS = 0.1
 

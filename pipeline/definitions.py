@@ -4,6 +4,7 @@
 location) and builds everything from them: the resource, the partitions, the jobs, the
 schedule, the sensors and the executor. Importing this module builds nothing.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -39,9 +40,12 @@ def build_definitions(settings: Settings, first_months: dict[str, Month] | None 
 
 
 @lru_cache(maxsize=4)
-def _definitions_for(environment: tuple[tuple[str, str], ...], first_months: tuple[tuple[str, str], ...]) -> Definitions:
-    return build_definitions(Settings.from_env(dict(environment)),
-                             {system: Month.parse(month) for system, month in first_months})
+def _definitions_for(
+    environment: tuple[tuple[str, str], ...], first_months: tuple[tuple[str, str], ...]
+) -> Definitions:
+    return build_definitions(
+        Settings.from_env(dict(environment)), {system: Month.parse(month) for system, month in first_months}
+    )
 
 
 @definitions
@@ -54,5 +58,6 @@ def job_definition(name: str, settings_environment: dict[str, str], first_months
     """A job by name, for the settings given as environment variables and the systems' first
     partitions: the target of `diprank run`'s reconstructable runs, so every process of a run
     (steps, workers) builds the same job as the command."""
-    return _definitions_for(tuple(sorted(settings_environment.items())),
-                            tuple(sorted(first_months.items()))).resolve_job_def(name)
+    return _definitions_for(
+        tuple(sorted(settings_environment.items())), tuple(sorted(first_months.items()))
+    ).resolve_job_def(name)

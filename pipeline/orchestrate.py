@@ -5,6 +5,7 @@ Runs are the code location's own jobs, built in every process of the run from th
 caller resolved, executed with the executor the settings name on the instance of the settings'
 Dagster home. Everything here returns data; the CLI prints it and chooses exit codes.
 """
+
 from __future__ import annotations
 
 import logging
@@ -59,9 +60,14 @@ def failed_checks(result) -> list[FailedCheck]:
         metadata = evaluation.metadata
         failures = metadata.get("failures")
         examples = metadata.get("examples")
-        failed.append(FailedCheck(evaluation.asset_key.to_user_string(), evaluation.check_name,
-                                  failures.value if failures is not None else None,
-                                  list(examples.value) if examples is not None else []))
+        failed.append(
+            FailedCheck(
+                evaluation.asset_key.to_user_string(),
+                evaluation.check_name,
+                failures.value if failures is not None else None,
+                list(examples.value) if examples is not None else [],
+            )
+        )
     return failed
 
 
@@ -117,24 +123,36 @@ def first_months_now(settings: Settings) -> dict[str, str]:
     return {system: str(month) for system, month in first_partitions(settings).items()}
 
 
-def run_job(settings: Settings, name: str, tags: dict[str, str] | None = None,
-            instance: DagsterInstance | None = None, first_months: dict[str, str] | None = None):
+def run_job(
+    settings: Settings,
+    name: str,
+    tags: dict[str, str] | None = None,
+    instance: DagsterInstance | None = None,
+    first_months: dict[str, str] | None = None,
+):
     """Execute one job of the code location to completion on `instance` (else one opened for it),
     its partitions starting at `first_months` (default: as of now); returns Dagster's result."""
     # Reconstructable, so that executors running steps in other processes load the same job there,
     # built from these settings and the systems' first partitions: they travel as the job's arguments.
     first_months = first_months or first_months_now(settings)
     tags = {**(tags or {}), COMMAND_LINE_TAG: "true"}
-    job = build_reconstructable_job("pipeline.definitions", "job_definition",
-                                    reconstructable_args=(name, settings.environment(), first_months))
+    job = build_reconstructable_job(
+        "pipeline.definitions",
+        "job_definition",
+        reconstructable_args=(name, settings.environment(), first_months),  # type: ignore[arg-type]  # annotated as a 1-tuple, takes any
+    )
     if instance is not None:
         return execute_job(job, instance=instance, run_config=QUIET_LOGS, tags=tags, raise_on_error=False)
     with dagster_instance(settings) as opened:
         return execute_job(job, instance=opened, run_config=QUIET_LOGS, tags=tags, raise_on_error=False)
 
 
-IN_PROGRESS = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED,
-               DagsterRunStatus.CANCELING]
+IN_PROGRESS = [
+    DagsterRunStatus.NOT_STARTED,
+    DagsterRunStatus.STARTING,
+    DagsterRunStatus.STARTED,
+    DagsterRunStatus.CANCELING,
+]
 
 
 def end_abandoned_runs(instance: DagsterInstance, settings: Settings) -> list[str]:
@@ -146,8 +164,9 @@ def end_abandoned_runs(instance: DagsterInstance, settings: Settings) -> list[st
     cut) and would hold its pool's only slot forever. Dagster's run monitoring does the same for
     the runs its daemon watches (run_monitoring in the instance file); the command line has none.
     """
-    records = instance.get_run_records(RunsFilter(
-        statuses=IN_PROGRESS, tags={WAREHOUSE_TAG: settings.warehouse_dir, COMMAND_LINE_TAG: "true"}))
+    records = instance.get_run_records(
+        RunsFilter(statuses=IN_PROGRESS, tags={WAREHOUSE_TAG: settings.warehouse_dir, COMMAND_LINE_TAG: "true"})
+    )
     for record in records:
         run = record.dagster_run
         instance.report_run_failed(run, message="The diprank command that ran it ended before the run did.")
@@ -182,19 +201,30 @@ def ingest(settings: Settings, example_limit: int, instance: DagsterInstance | N
         counts = feed_balance(con)
     finally:
         con.close()
-    return IngestOutcome(counts=counts, quarantined=quarantined, examples=examples,
-                         failed_checks=failed_checks(result), skipped_total=skipped_total, skipped=skipped)
+    return IngestOutcome(
+        counts=counts,
+        quarantined=quarantined,
+        examples=examples,
+        failed_checks=failed_checks(result),
+        skipped_total=skipped_total,
+        skipped=skipped,
+    )
 
 
-def rate_system(plan: Plan, settings: Settings, instance: DagsterInstance | None = None,
-                first_months: dict[str, str] | None = None) -> SystemRun:
+def rate_system(
+    plan: Plan, settings: Settings, instance: DagsterInstance | None = None, first_months: dict[str, str] | None = None
+) -> SystemRun:
     """One system's range run, to completion."""
     started = time.perf_counter()
-    result = run_job(settings, rating_job_name(plan.system),
-                     tags=range_tags(plan.first.partition_key, plan.last.partition_key), instance=instance,
-                     first_months=first_months)
-    run = SystemRun(plan.system, plan.first, plan.last, len(month_range(plan.first, plan.last)),
-                    time.perf_counter() - started)
+    first, last = plan.bounds()
+    result = run_job(
+        settings,
+        rating_job_name(plan.system),
+        tags=range_tags(first.partition_key, last.partition_key),
+        instance=instance,
+        first_months=first_months,
+    )
+    run = SystemRun(plan.system, first, last, len(month_range(first, last)), time.perf_counter() - started)
     if not result.success:
         run.failure = failure_message(result)
         return run
@@ -216,7 +246,7 @@ def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool, first_
 def expected_work(plan: Plan) -> tuple[int, bool]:
     """What orders the runs by length: their months, then games before events (a month of games
     is far more rows than a month of tournaments)."""
-    return len(month_range(plan.first, plan.last)), system_class(plan.system).feed == "games"
+    return len(month_range(*plan.bounds())), system_class(plan.system).feed == "games"
 
 
 def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstance | None = None) -> Iterator[SystemRun]:
@@ -237,14 +267,14 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
     with ProcessPoolExecutor(max_workers=at_once, mp_context=multiprocessing.get_context("spawn")) as pool:
         # The longest runs start first, so that no core is left with a long one at the end.
         longest_first = sorted(range(len(plans)), key=lambda k: expected_work(plans[k]), reverse=True)
-        futures = {k: pool.submit(_rate_system_in_child, plans[k], settings, progress, first_months)
-                   for k in longest_first}
+        futures = {
+            k: pool.submit(_rate_system_in_child, plans[k], settings, progress, first_months) for k in longest_first
+        }
         for plan, future in ((plans[k], futures[k]) for k in range(len(plans))):
             try:
                 yield future.result()
             except Exception as error:  # a child that died (killed, out of memory) or could not start
-                yield SystemRun(plan.system, plan.first, plan.last, 0, 0.0,
-                                failure=f"{type(error).__name__}: {error}")
+                yield SystemRun(plan.system, plan.first, plan.last, 0, 0.0, failure=f"{type(error).__name__}: {error}")
 
 
 def feed_balance(con: duckdb.DuckDBPyConnection) -> list[FeedCounts]:
@@ -261,7 +291,9 @@ def quarantine_entries(con: duckdb.DuckDBPyConnection, limit: int) -> tuple[int,
     total = con.execute(f"SELECT count(*) FROM {QUARANTINE_TABLE}").fetchall()[0][0]
     rows = con.execute(
         f"SELECT feed, reason, source_file, source_line, coalesce(record_key, ''), coalesce(detail, '') "
-        f"FROM {QUARANTINE_TABLE} ORDER BY feed, source_file, source_line NULLS FIRST LIMIT ?", [limit]).fetchall()
+        f"FROM {QUARANTINE_TABLE} ORDER BY feed, source_file, source_line NULLS FIRST LIMIT ?",
+        [limit],
+    ).fetchall()
     return total, [QuarantineEntry(*row) for row in rows]
 
 
@@ -269,7 +301,8 @@ def skipped_entries(con: duckdb.DuckDBPyConnection, limit: int) -> tuple[int, li
     """How many entries of the raw folder the last ingest did not read, and the first `limit` by path."""
     total = con.execute(f"SELECT count(*) FROM {SKIPPED_TABLE}").fetchall()[0][0]
     rows = con.execute(
-        f"SELECT feed, path, reason FROM {SKIPPED_TABLE} ORDER BY path, reason LIMIT ?", [limit]).fetchall()
+        f"SELECT feed, path, reason FROM {SKIPPED_TABLE} ORDER BY path, reason LIMIT ?", [limit]
+    ).fetchall()
     return total, [SkippedEntry(*row) for row in rows]
 
 

@@ -4,6 +4,7 @@ The code location resolves them when it loads (pipeline/definitions.py), the CLI
 (pipeline/cli/main.py); everything else receives a `Settings`. No other module reads the
 environment for a setting or holds a default of one.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -86,9 +87,13 @@ class Settings:
         if self.executor not in EXECUTORS:
             raise SettingsError(f"{ENV_EXECUTOR}={self.executor!r}: choose one of {', '.join(EXECUTORS)}")
         if self.eagle_positions not in EAGLE_POSITIONS:
-            raise SettingsError(f"{ENV_EAGLE_POSITIONS}={self.eagle_positions!r}: choose one of {', '.join(EAGLE_POSITIONS)}")
+            raise SettingsError(
+                f"{ENV_EAGLE_POSITIONS}={self.eagle_positions!r}: choose one of {', '.join(EAGLE_POSITIONS)}"
+            )
         if self.diwz_newcomers not in DIWZ_NEWCOMERS:
-            raise SettingsError(f"{ENV_DIWZ_NEWCOMERS}={self.diwz_newcomers!r}: choose one of {', '.join(DIWZ_NEWCOMERS)}")
+            raise SettingsError(
+                f"{ENV_DIWZ_NEWCOMERS}={self.diwz_newcomers!r}: choose one of {', '.join(DIWZ_NEWCOMERS)}"
+            )
         if not self.eagle_variants:
             raise SettingsError(f"{ENV_EAGLE_VARIANTS} names no variant")
         if self.today:
@@ -103,10 +108,16 @@ class Settings:
         env = os.environ if env is None else env
         values: dict = {}
         text = {
-            "raw_dir": ENV_RAW_DIR, "warehouse_dir": ENV_WAREHOUSE_DIR, "local_dir": ENV_LOCAL_DIR,
-            "eagle_positions": ENV_EAGLE_POSITIONS, "diwz_newcomers": ENV_DIWZ_NEWCOMERS,
-            "duckdb_memory": ENV_DUCKDB_MEMORY, "celery_broker": ENV_CELERY_BROKER,
-            "celery_backend": ENV_CELERY_BACKEND, "dagster_home": ENV_DAGSTER_HOME, "today": ENV_TODAY,
+            "raw_dir": ENV_RAW_DIR,
+            "warehouse_dir": ENV_WAREHOUSE_DIR,
+            "local_dir": ENV_LOCAL_DIR,
+            "eagle_positions": ENV_EAGLE_POSITIONS,
+            "diwz_newcomers": ENV_DIWZ_NEWCOMERS,
+            "duckdb_memory": ENV_DUCKDB_MEMORY,
+            "celery_broker": ENV_CELERY_BROKER,
+            "celery_backend": ENV_CELERY_BACKEND,
+            "dagster_home": ENV_DAGSTER_HOME,
+            "today": ENV_TODAY,
         }
         for field, variable in text.items():
             if env.get(variable, "").strip():
@@ -118,7 +129,10 @@ class Settings:
                 values["start_month"] = Month.parse(env[ENV_START_MONTH].strip())
             except ValueError:
                 raise SettingsError(f"{ENV_START_MONTH}={env[ENV_START_MONTH]!r}: expected YYYY-MM") from None
-        for field, variable in (("dip_pouch_cutoff_year", ENV_DIP_POUCH_CUTOFF), ("systems_at_once", ENV_SYSTEMS_AT_ONCE)):
+        for field, variable in (
+            ("dip_pouch_cutoff_year", ENV_DIP_POUCH_CUTOFF),
+            ("systems_at_once", ENV_SYSTEMS_AT_ONCE),
+        ):
             if env.get(variable, "").strip():
                 try:
                     values[field] = int(env[variable])
@@ -138,11 +152,16 @@ class Settings:
         if self.dagster_home:
             home = canonical_location(self.dagster_home)
         else:
-            home = (Path(warehouse) if not is_url(warehouse) else Path(local_dir) / location_folder_name(warehouse))
-            home = (home / ".dagster").as_posix()
-        return replace(self, raw_dir=canonical_location(self.raw_dir), warehouse_dir=warehouse,
-                       local_dir=local_dir, dagster_home=home,
-                       systems_at_once=max(1, self.systems_at_once) if self.systems_at_once else _default_systems_at_once())
+            base = Path(warehouse) if not is_url(warehouse) else Path(local_dir) / location_folder_name(warehouse)
+            home = (base / ".dagster").as_posix()
+        return replace(
+            self,
+            raw_dir=canonical_location(self.raw_dir),
+            warehouse_dir=warehouse,
+            local_dir=local_dir,
+            dagster_home=home,
+            systems_at_once=max(1, self.systems_at_once) if self.systems_at_once else _default_systems_at_once(),
+        )
 
     @property
     def raw_path(self) -> Path:
@@ -157,11 +176,17 @@ class Settings:
         """These settings as environment variables: what a process started for this run (a code
         location, a run worker, a system process) needs to resolve the same settings."""
         value = {
-            ENV_RAW_DIR: self.raw_dir, ENV_WAREHOUSE_DIR: self.warehouse_dir, ENV_LOCAL_DIR: self.local_dir,
-            ENV_START_MONTH: str(self.start_month), ENV_DIP_POUCH_CUTOFF: str(self.dip_pouch_cutoff_year),
-            ENV_EAGLE_VARIANTS: ",".join(self.eagle_variants), ENV_EAGLE_POSITIONS: self.eagle_positions,
-            ENV_DIWZ_NEWCOMERS: self.diwz_newcomers, ENV_DUCKDB_MEMORY: self.duckdb_memory,
-            ENV_EXECUTOR: self.executor, ENV_SYSTEMS_AT_ONCE: str(self.systems_at_once),
+            ENV_RAW_DIR: self.raw_dir,
+            ENV_WAREHOUSE_DIR: self.warehouse_dir,
+            ENV_LOCAL_DIR: self.local_dir,
+            ENV_START_MONTH: str(self.start_month),
+            ENV_DIP_POUCH_CUTOFF: str(self.dip_pouch_cutoff_year),
+            ENV_EAGLE_VARIANTS: ",".join(self.eagle_variants),
+            ENV_EAGLE_POSITIONS: self.eagle_positions,
+            ENV_DIWZ_NEWCOMERS: self.diwz_newcomers,
+            ENV_DUCKDB_MEMORY: self.duckdb_memory,
+            ENV_EXECUTOR: self.executor,
+            ENV_SYSTEMS_AT_ONCE: str(self.systems_at_once),
             ENV_DAGSTER_HOME: self.dagster_home,
         }
         if self.celery_broker:

@@ -1,4 +1,5 @@
 """Pandera (Ibis) models of the club "Rankings Explained" rating's outputs (SPEC §3.2, §4)."""
+
 from __future__ import annotations
 
 import ibis.expr.types as ir
@@ -16,11 +17,15 @@ class ClubRankings(RankingsBase):
     games: int = Field(ge=0, description="Games played in the year so far (wins + draws + losses).")
     win_points: float = Field(ge=0.0, description="Win points P = log10(W + D/2 + 1), unrounded.")
     win_pct: float = Field(
-        nullable=True, ge=0.0, le=1.0,
+        nullable=True,
+        ge=0.0,
+        le=1.0,
         description="Winning percentage W% = (W + D/2) / GP as a fraction (0..1); null without a game this year.",
     )
     schedule_strength: float = Field(
-        nullable=True, ge=0.0, le=1.0,
+        nullable=True,
+        ge=0.0,
+        le=1.0,
         description=(
             "Strength of schedule S: mean of the opponents' W% (same snapshot) over every (game, "
             "opponent) pair this year; null without a game this year."

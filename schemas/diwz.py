@@ -1,4 +1,5 @@
 """Pandera (Ibis) models of the DiWZ outputs: the monthly list and the per-game evaluation rows."""
+
 from __future__ import annotations
 
 import datetime
@@ -44,17 +45,24 @@ class DiWZHistory(HistoryBase):
         description="P: points scored; on an evaluation over every result it covers (pooled ones too), otherwise this game's.",
     )
     opponents: int = Field(ge=0, description="n: rated opponents (results) the score covers, as for score.")
-    niveau: float = Field(nullable=True, description="Niv: mean rating of those opponents, unrounded; null when n is 0.")
+    niveau: float = Field(
+        nullable=True, description="Niv: mean rating of those opponents, unrounded; null when n is 0."
+    )
     expected: float = Field(
-        nullable=True, ge=0,
+        nullable=True,
+        ge=0,
         description="We: sum of the expectations W over those results; null for a newcomer without a rating.",
     )
     performance: float = Field(
-        nullable=True, description="TE: performance rating of the evaluation; null when the row evaluates nothing.",
+        nullable=True,
+        description="TE: performance rating of the evaluation; null when the row evaluates nothing.",
     )
-    pooled: bool = Field(description="True when the evaluation includes results that waited from earlier games (the seed's *).")
+    pooled: bool = Field(
+        description="True when the evaluation includes results that waited from earlier games (the seed's *)."
+    )
     evaluations: int = Field(
-        nullable=True, ge=0,
+        nullable=True,
+        ge=0,
         description="The player's evaluation count after the game; null while the player has no rating.",
     )
 

@@ -6,6 +6,7 @@ a single SQL query, true where a row fails the rule. Pandera's own engine runs a
 per rule, which costs about a second a table however small it is. `tests/test_validation_engine.py`
 holds the two to the same answer, row by row.
 """
+
 from __future__ import annotations
 
 import functools
@@ -69,16 +70,19 @@ def check_columns(model, table: ir.Table) -> None:
             raise ModelMismatch(f"{model.__name__}: {errors}") from None
 
 
-def rule_failures(con: duckdb.DuckDBPyConnection, model, table_name: str, shown: list[str],
-                  limit: int | None = None) -> list[tuple[tuple, list[str]]]:
+def rule_failures(
+    con: duckdb.DuckDBPyConnection, model, table_name: str, shown: list[str], limit: int | None = None
+) -> list[tuple[tuple, list[str]]]:
     """The rows of `table_name` that fail a rule of `model`: their `shown` columns and the rules
     they fail, at most `limit` rows (all without one). One query over the table."""
     relation = con.table(table_name)
     signature = tuple(zip(relation.columns, map(str, relation.types)))
     sql, names = _failing_rows_query(con, model, table_name, signature, tuple(shown), limit)
     width = len(shown)
-    return [(tuple(row[:width]), [name for name, hit in zip(names, row[width:]) if hit])
-            for row in con.execute(sql).fetchall()]
+    return [
+        (tuple(row[:width]), [name for name, hit in zip(names, row[width:]) if hit])
+        for row in con.execute(sql).fetchall()
+    ]
 
 
 # The query depends on the model, the table's name and its columns and types, never on its rows:
@@ -87,8 +91,9 @@ def rule_failures(con: duckdb.DuckDBPyConnection, model, table_name: str, shown:
 _QUERIES: dict[tuple, tuple[str, list[str]]] = {}
 
 
-def _failing_rows_query(con: duckdb.DuckDBPyConnection, model, table_name: str, signature: tuple,
-                        shown: tuple[str, ...], limit: int | None) -> tuple[str, list[str]]:
+def _failing_rows_query(
+    con: duckdb.DuckDBPyConnection, model, table_name: str, signature: tuple, shown: tuple[str, ...], limit: int | None
+) -> tuple[str, list[str]]:
     """The SQL of `rule_failures` and the rule names of its boolean columns, in order."""
     key = (model, table_name, signature, shown, limit)
     if key not in _QUERIES:
@@ -97,8 +102,9 @@ def _failing_rows_query(con: duckdb.DuckDBPyConnection, model, table_name: str, 
         outcomes = rule_outcomes(model, table)
         names = list(outcomes)
         failing = table.filter(functools.reduce(operator.or_, outcomes.values()))
-        query = failing.select(*[table[c] for c in shown],
-                               *[outcomes[n].name(f"_rule_{i}") for i, n in enumerate(names)])
+        query = failing.select(
+            *[table[c] for c in shown], *[outcomes[n].name(f"_rule_{i}") for i, n in enumerate(names)]
+        )
         if limit is not None:
             query = query.limit(limit)
         _QUERIES[key] = (ibis.to_sql(query, dialect="duckdb"), names)

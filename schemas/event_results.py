@@ -1,11 +1,13 @@
 """The event_results feed (SPEC §2): placements of players in events."""
+
 from __future__ import annotations
 
 import pandera.ibis as pdi
 from pandera.ibis import Field
 
 from schemas.feed_common import (
-    delivered_rows, rowwise,
+    delivered_rows,
+    rowwise,
 )
 
 UNKNOWN_EVENT = "unknown_event"

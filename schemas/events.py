@@ -1,4 +1,5 @@
 """The events feed (SPEC §2): face-to-face tournaments."""
+
 from __future__ import annotations
 
 import datetime
@@ -7,7 +8,12 @@ import pandera.ibis as pdi
 from pandera.ibis import Field
 
 from schemas.feed_common import (
-    DATE_BEFORE_1954, DATE_IN_FUTURE, delivered_rows, date_not_ancient, date_not_future, rowwise,
+    DATE_BEFORE_1954,
+    DATE_IN_FUTURE,
+    date_not_ancient,
+    date_not_future,
+    delivered_rows,
+    rowwise,
 )
 
 END_BEFORE_START = "end_before_start"

@@ -1,4 +1,5 @@
 """Rules every feed shares: lineage columns and the row checks that apply to any delivered row."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -69,14 +70,24 @@ class DeliveredRow(DataFrameModel):
     """Lineage and ingest flags carried by every staged row."""
 
     row_id: int = Field(alias="_row_id", description="File number and line: unique over all deliveries of the feed.")
-    cast_errors: str = Field(alias="_cast_errors", nullable=True, description="Columns whose value could not be converted.")
+    cast_errors: str = Field(
+        alias="_cast_errors", nullable=True, description="Columns whose value could not be converted."
+    )
     too_long: bool = Field(alias="_too_long", description="Some text value is longer than the accepted maximum.")
     source_file: str = Field(alias="_source_file", description="Delivery file, relative to the raw folder.")
-    source_line: int = Field(alias="_source_line", description="Line of the row in its file (header is line 1 for CSV).")
-    delivery: int = Field(alias="_delivery", description="Number of the file in the working copy (files are ordered by path).")
-    duplicate_in_file: bool = Field(alias="_duplicate_in_file", description="The key occurs more than once in the same file.")
+    source_line: int = Field(
+        alias="_source_line", description="Line of the row in its file (header is line 1 for CSV)."
+    )
+    delivery: int = Field(
+        alias="_delivery", description="Number of the file in the working copy (files are ordered by path)."
+    )
+    duplicate_in_file: bool = Field(
+        alias="_duplicate_in_file", description="The key occurs more than once in the same file."
+    )
     replaced: bool = Field(alias="_replaced", description="A later delivery carries the same key.")
-    valid: bool = Field(alias="_valid", description="The last validation found the row valid (the feed's view shows it).")
+    valid: bool = Field(
+        alias="_valid", description="The last validation found the row valid (the feed's view shows it)."
+    )
 
     class Config:
         strict = True

@@ -1,4 +1,5 @@
 """The games feed (SPEC §2): one row per power per finished game; a game is valid only as a whole."""
+
 from __future__ import annotations
 
 import datetime
@@ -7,7 +8,12 @@ import pandera.ibis as pdi
 from pandera.ibis import Field
 
 from schemas.feed_common import (
-    DATE_BEFORE_1954, DATE_IN_FUTURE, delivered_rows, rowwise, date_not_ancient, date_not_future,
+    DATE_BEFORE_1954,
+    DATE_IN_FUTURE,
+    date_not_ancient,
+    date_not_future,
+    delivered_rows,
+    rowwise,
 )
 
 RESULTS = ("solo", "draw", "survived", "eliminated", "anarchy")
@@ -49,14 +55,23 @@ class GamesFeed(delivered_rows(tuple(REQUIRED))):
     result: str = Field(nullable=True, description="solo, draw, survived, eliminated or anarchy.")
     centres: int = Field(nullable=True, description="Centres held at the end.")
     eliminated_year: int = Field(nullable=True, description="Game year the power lost its last centre.")
-    multi_site: bool = Field(nullable=True, description="Played under multi-site access: one player may hold several powers.")
+    multi_site: bool = Field(
+        nullable=True, description="Played under multi-site access: one player may hold several powers."
+    )
     # Whole-game facts, aggregated once per game in SQL before validation (null without a game_id).
     powers: int = Field(alias="_powers", nullable=True, description="Rows (powers) in the game.")
     solos: int = Field(alias="_solos", nullable=True, description="Powers with result solo.")
     draws: int = Field(alias="_draws", nullable=True, description="Powers with result draw.")
     centre_total: int = Field(alias="_centre_total", nullable=True, description="Centres held by all powers.")
-    fields_agree: bool = Field(alias="_fields_agree", nullable=True, description="variant, supply_centres, finished_on, rated and multi_site agree.")
-    player_conflict: bool = Field(alias="_player_conflict", description="A player id is on two powers (as holder or original), beyond what a multi-site game allows.")
+    fields_agree: bool = Field(
+        alias="_fields_agree",
+        nullable=True,
+        description="variant, supply_centres, finished_on, rated and multi_site agree.",
+    )
+    player_conflict: bool = Field(
+        alias="_player_conflict",
+        description="A player id is on two powers (as holder or original), beyond what a multi-site game allows.",
+    )
 
     @pdi.dataframe_check(name=UNKNOWN_RESULT)
     def result_known(cls, data):

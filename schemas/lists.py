@@ -4,6 +4,7 @@ Every row belongs to one system and carries only that system's columns. Facts th
 than one row or a parse (`_as_of_count`, `_recent_count`, `_recent_malformed`, the month-end
 flags) are computed in SQL before validation, like the games feed's whole-game facts.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -13,7 +14,12 @@ import pandera.ibis as pdi
 from pandera.ibis import Field
 
 from schemas.feed_common import (
-    DATE_BEFORE_1954, DATE_IN_FUTURE, date_not_ancient, date_not_future, delivered_rows, rowwise,
+    DATE_BEFORE_1954,
+    DATE_IN_FUTURE,
+    date_not_ancient,
+    date_not_future,
+    delivered_rows,
+    rowwise,
 )
 
 SYSTEMS = ("dip_pouch", "club", "eagle", "diwz")
@@ -76,19 +82,35 @@ class ListsFeed(delivered_rows(tuple(REQUIRED))):
     as_of: datetime.date = Field(nullable=True, description="Last day of the month the list stands for.")
     player_id: str = Field(nullable=True, description="Player identifier; with system the key.")
     player_name: str = Field(nullable=True, description="Name as the list prints it.")
-    rating: float = Field(nullable=True, description="dip_pouch 0-100; club >= 0 (the year's final rating); diwz a whole number 100-3500.")
+    rating: float = Field(
+        nullable=True, description="dip_pouch 0-100; club >= 0 (the year's final rating); diwz a whole number 100-3500."
+    )
     events: int = Field(nullable=True, description="dip_pouch: events rated (>= 1).")
-    last_event_date: datetime.date = Field(nullable=True, description="dip_pouch: end of the last rated event (optional).")
-    recent_points: str = Field(nullable=True, description="eagle: up to ten game points with two decimals, oldest first, as delivered.")
+    last_event_date: datetime.date = Field(
+        nullable=True, description="dip_pouch: end of the last rated event (optional)."
+    )
+    recent_points: str = Field(
+        nullable=True, description="eagle: up to ten game points with two decimals, oldest first, as delivered."
+    )
     games: int = Field(nullable=True, description="eagle: all finished games (>= number of recent points).")
     last_game_date: datetime.date = Field(nullable=True, description="eagle: day of the last game.")
     evaluations: int = Field(nullable=True, description="diwz: evaluations (0 = a 1600-0 entry never evaluated).")
-    last_evaluated: datetime.date = Field(nullable=True, description="diwz: day of the last evaluation (iff evaluations > 0).")
-    as_of_count: int = Field(alias="_as_of_count", nullable=True, description="Distinct as_of values among the system's rows.")
-    as_of_month_end: bool = Field(alias="_as_of_month_end", nullable=True, description="as_of is the last day of its month.")
+    last_evaluated: datetime.date = Field(
+        nullable=True, description="diwz: day of the last evaluation (iff evaluations > 0)."
+    )
+    as_of_count: int = Field(
+        alias="_as_of_count", nullable=True, description="Distinct as_of values among the system's rows."
+    )
+    as_of_month_end: bool = Field(
+        alias="_as_of_month_end", nullable=True, description="as_of is the last day of its month."
+    )
     as_of_december: bool = Field(alias="_as_of_december", nullable=True, description="as_of is a 31 December.")
     recent_count: int = Field(alias="_recent_count", nullable=True, description="Entries in recent_points.")
-    recent_malformed: bool = Field(alias="_recent_malformed", nullable=True, description="An entry of recent_points is no decimal with at most two places.")
+    recent_malformed: bool = Field(
+        alias="_recent_malformed",
+        nullable=True,
+        description="An entry of recent_points is no decimal with at most two places.",
+    )
 
     @pdi.dataframe_check(name=UNKNOWN_SYSTEM)
     def system_known(cls, data):

@@ -1,4 +1,5 @@
 """Columns every system's rankings and history tables share; each system's module extends them."""
+
 from __future__ import annotations
 
 import datetime
@@ -13,10 +14,16 @@ class RankingsBase(DataFrameModel):
     as_of: datetime.date = Field(description="Last day of the snapshot month.")
     rank: int = Field(ge=1, description="1-based rank; equal ratings share a rank unless the system breaks ties.")
     player_id: str = Field(description="Player identifier from the feeds.")
-    player_name: str = Field(nullable=True, description="Registry name first, else the latest feed name up to the snapshot.")
+    player_name: str = Field(
+        nullable=True, description="Registry name first, else the latest feed name up to the snapshot."
+    )
     rating: float = Field(description="The system's rating (float64).")
-    rank_change: int = Field(nullable=True, description="Previous month's rank minus this rank (positive = up); null if not listed then.")
-    rating_change: float = Field(nullable=True, description="Rating minus previous month's rating; null if not listed then.")
+    rank_change: int = Field(
+        nullable=True, description="Previous month's rank minus this rank (positive = up); null if not listed then."
+    )
+    rating_change: float = Field(
+        nullable=True, description="Rating minus previous month's rating; null if not listed then."
+    )
     peak_rating: float = Field(description="Highest month-end rating among the months listed so far.")
 
     class Config:

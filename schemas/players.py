@@ -1,4 +1,5 @@
 """The optional players registry (SPEC §2)."""
+
 from __future__ import annotations
 
 from pandera.ibis import Field

@@ -7,14 +7,30 @@ import pytest
 
 from pipeline.systems.kernel_cache import use_kernel_cache_dir
 
+
+def memory_folder(needed_bytes: int = 8 << 30) -> str | None:
+    """A memory-backed folder with room for the tests' files, where the machine has one: the runs
+    the tests start write thousands of small files and SQLite commits, which a disk syncs."""
+    shm = "/dev/shm"
+    try:
+        stats = os.statvfs(shm)
+    except OSError:
+        return None
+    return shm if os.access(shm, os.W_OK) and stats.f_bavail * stats.f_frsize >= needed_bytes else None
+
+
 # Tests never use the user's Dagster instance or warehouse, whatever the shell or the Makefile
 # exports: Dagster's home and the default raw, warehouse and local folders point into a folder of
 # this test process (each xdist worker imports this file and gets its own), set here, before any
 # test module imports dagster or the pipeline, and inherited by the processes tests start.
-SCRATCH = tempfile.mkdtemp(prefix="diprank-tests-")
+SCRATCH = tempfile.mkdtemp(prefix="diprank-tests-", dir=memory_folder())
 atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
-for _variable, _folder in {"DAGSTER_HOME": "dagster", "DIPRANK_RAW_DIR": "raw",
-                           "DIPRANK_WAREHOUSE_DIR": "warehouse", "DIPRANK_LOCAL_DIR": "local"}.items():
+for _variable, _folder in {
+    "DAGSTER_HOME": "dagster",
+    "DIPRANK_RAW_DIR": "raw",
+    "DIPRANK_WAREHOUSE_DIR": "warehouse",
+    "DIPRANK_LOCAL_DIR": "local",
+}.items():
     os.environ[_variable] = os.path.join(SCRATCH, _folder)
     os.makedirs(os.environ[_variable], exist_ok=True)
 
@@ -29,6 +45,14 @@ os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 # worker process a run would start imports Dagster and loads the kernels anew. The tests of
 # systems side by side (tests/test_determinism.py) set their own value.
 os.environ["DIPRANK_SYSTEMS_AT_ONCE"] = "1"
+
+
+def pytest_configure(config):
+    """Tests' temporary folders in memory too, unless --basetemp names a place (xdist's workers
+    receive the main process's)."""
+    if config.option.basetemp is None and not hasattr(config, "workerinput") and memory_folder():
+        config.option.basetemp = tempfile.mkdtemp(prefix="diprank-pytest-", dir=memory_folder())
+        atexit.register(shutil.rmtree, config.option.basetemp, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):

@@ -1,4 +1,5 @@
 """Helpers for tests that push feeds through the real pipeline."""
+
 from __future__ import annotations
 
 import contextlib
@@ -43,8 +44,11 @@ def make_raw(root: Path, **feeds: list[dict]) -> Path:
     for name, rows in feeds.items():
         assert name in FEEDS, name
         if rows:
-            write_csv(root / name / f"{name}.csv", rows, FEEDS[name].column_names
-                      if all(set(r) <= set(FEEDS[name].column_names) for r in rows) else None)
+            write_csv(
+                root / name / f"{name}.csv",
+                rows,
+                FEEDS[name].column_names if all(set(r) <= set(FEEDS[name].column_names) for r in rows) else None,
+            )
     return root
 
 
@@ -125,14 +129,16 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 
 def rankings(warehouse: Path, system: str, month: str) -> list[dict]:
     m = Month.parse(month)
-    return pq.read_table(warehouse / "rankings" / system / f"year={m.year:04d}" / f"month={m.month:02d}"
-                         / "rankings.parquet").to_pylist()
+    return pq.read_table(
+        warehouse / "rankings" / system / f"year={m.year:04d}" / f"month={m.month:02d}" / "rankings.parquet"
+    ).to_pylist()
 
 
 def history(warehouse: Path, system: str, month: str) -> list[dict]:
     m = Month.parse(month)
-    return pq.read_table(warehouse / "history" / system / f"year={m.year:04d}" / f"month={m.month:02d}"
-                         / "history.parquet").to_pylist()
+    return pq.read_table(
+        warehouse / "history" / system / f"year={m.year:04d}" / f"month={m.month:02d}" / "history.parquet"
+    ).to_pylist()
 
 
 def validated_warehouse(root: Path, **feeds: list[dict]):
@@ -150,8 +156,13 @@ def validated_warehouse(root: Path, **feeds: list[dict]):
             if name in MONTHLY_FEEDS:  # one file per month, as ingest stores them
                 months = sorted({Month.of(r[MONTHLY_FEEDS[name]]) for r in rows})
                 for month in months:
-                    atomic_write_parquet(warehouse.validated_month(name, month), pa.Table.from_pylist(
-                        [r for r in rows if Month.of(r[MONTHLY_FEEDS[name]]) == month], schema=FEEDS[name].arrow_schema))
+                    atomic_write_parquet(
+                        warehouse.validated_month(name, month),
+                        pa.Table.from_pylist(
+                            [r for r in rows if Month.of(r[MONTHLY_FEEDS[name]]) == month],
+                            schema=FEEDS[name].arrow_schema,
+                        ),
+                    )
             else:
                 atomic_write_parquet(warehouse.validated(name), table)
             con.register(name, table)

@@ -1,16 +1,22 @@
 """The monthly schedule and the sensors produce the runs a user expects."""
+
 import datetime as dt
 
 from dagster import (
-    DagsterInstance, RunRequest, SkipReason, build_run_status_sensor_context, build_schedule_context,
-    build_sensor_context, materialize,
+    DagsterInstance,
+    RunRequest,
+    SkipReason,
+    build_run_status_sensor_context,
+    build_schedule_context,
+    build_sensor_context,
+    materialize,
 )
 
+from pipeline.core.months import Month
 from pipeline.definitions import build_definitions
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.sensors import rating_requests
 from pipeline.defs.tags import RANGE_END, RANGE_START, THROUGH_TAG
-from pipeline.core.months import Month
 from pipeline.settings import Settings
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.warehouse.store import Warehouse
@@ -65,14 +71,16 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
 
     defs, diprank = definitions_for(raw, warehouse)
     instance = DagsterInstance.ephemeral()
-    ingest = materialize([ingest_feeds], instance=instance,
-                         resources={"diprank": diprank}, tags={THROUGH_TAG: "2020-08"})
+    ingest = materialize(
+        [ingest_feeds], instance=instance, resources={"diprank": diprank}, tags={THROUGH_TAG: "2020-08"}
+    )
     assert ingest.success
     requests, problems = rating_requests(Warehouse(warehouse), diprank.settings(), None, "k")
     assert problems == []
     # Partitions loaded when club's data started later than it does now: club waits for a reload.
-    late_start, problems = rating_requests(Warehouse(warehouse), diprank.settings(), None, "k",
-                                           {"club": Month(2020, 4)})
+    late_start, problems = rating_requests(
+        Warehouse(warehouse), diprank.settings(), None, "k", {"club": Month(2020, 4)}
+    )
     assert {r.job_name for r in late_start} == {"eagle_job", "diwz_job"}
     assert len(problems) == 1 and "club" in problems[0] and "reload the code location" in problems[0]
     assert {r.job_name for r in requests} == {"club_job", "eagle_job", "diwz_job"}
@@ -81,8 +89,13 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
     # reaches past the data.
     success = next(e for e in ingest.all_events if e.event_type_value == "PIPELINE_SUCCESS")
     context = build_run_status_sensor_context(
-        sensor_name="rate_after_ingest", dagster_event=success, dagster_instance=instance,
-        dagster_run=ingest.dagster_run, resources={"diprank": diprank})
+        sensor_name="rate_after_ingest",
+        dagster_event=success,
+        dagster_instance=instance,
+        dagster_run=ingest.dagster_run,
+        resources={"diprank": diprank},
+    )
     sensed = defs.resolve_sensor_def("rate_after_ingest")(context)
     assert {(r.job_name, r.tags[RANGE_START], r.tags[RANGE_END]) for r in sensed} == {
-        (f"{s}_job", "2020-03-01", "2020-08-01") for s in ("club", "eagle", "diwz")}
+        (f"{s}_job", "2020-03-01", "2020-08-01") for s in ("club", "eagle", "diwz")
+    }

@@ -1,4 +1,5 @@
 """Output checks fail on broken tables and pass on real ones; the assets report them to Dagster."""
+
 import datetime as dt
 import math
 
@@ -7,13 +8,18 @@ from dagster import AssetKey, DagsterInstance, materialize
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pipeline.rating.checks import (
-    HISTORY_AGREES, ONE_ROW_PER_PLAYER, RANKS_CONTIGUOUS, RATING_IN_RANGE, check_tables, merge_outcomes,
-)
 from pipeline.core.months import Month
+from pipeline.rating.checks import (
+    HISTORY_AGREES,
+    ONE_ROW_PER_PLAYER,
+    RANKS_CONTIGUOUS,
+    RATING_IN_RANGE,
+    check_tables,
+    merge_outcomes,
+)
+from pipeline.settings import Settings
 from pipeline.systems.dip_pouch.rules import DipPouch
 from pipeline.systems.eagle.rules import EaglePoints
-from pipeline.settings import Settings
 from tests.support import make_raw
 from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS
 
@@ -22,13 +28,20 @@ MONTH = Month(2020, 3)
 
 def tables(system, ranks, ratings, players, history_after=None):
     n = len(players)
-    rankings = pa.table({
-        "system": [system] * n, "as_of": [MONTH.last_day] * n, "rank": ranks, "player_id": players,
-        "rating": ratings})
+    rankings = pa.table(
+        {"system": [system] * n, "as_of": [MONTH.last_day] * n, "rank": ranks, "player_id": players, "rating": ratings}
+    )
     after = history_after or ratings
-    history = pa.table({
-        "system": [system] * n, "source_id": ["x"] * n, "source_date": [dt.date(2020, 3, 2)] * n,
-        "player_id": players, "rating_before": [None] * n, "rating_after": after})
+    history = pa.table(
+        {
+            "system": [system] * n,
+            "source_id": ["x"] * n,
+            "source_date": [dt.date(2020, 3, 2)] * n,
+            "player_id": players,
+            "rating_before": [None] * n,
+            "rating_after": after,
+        }
+    )
     return rankings, history
 
 
@@ -44,8 +57,9 @@ def test_each_check_can_fail():
     assert failed(DipPouch(), [1, 3, 3, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"]) == {RANKS_CONTIGUOUS}
     assert failed(DipPouch(), [1, 2, 2, 4], [160.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"]) == {RATING_IN_RANGE}
     assert ONE_ROW_PER_PLAYER in failed(DipPouch(), [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "b", "d"])
-    assert failed(DipPouch(), [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"],
-                  [60.0, 50.0, 51.0, 45.0]) == {HISTORY_AGREES}
+    assert failed(
+        DipPouch(), [1, 2, 2, 4], [60.0, 50.0, 50.0, 45.0], ["a", "b", "c", "d"], [60.0, 50.0, 51.0, 45.0]
+    ) == {HISTORY_AGREES}
 
 
 def test_ordered_system_needs_unique_ranks():
@@ -78,13 +92,21 @@ def test_assets_report_their_checks(tmp_path):
     checks = ingest.get_asset_check_evaluations()
     assert {c.check_name for c in checks} == {"rows_balance", "nothing_quarantined"}
     assert all(c.passed for c in checks)
-    rated = materialize(rating_assets, selection=[AssetKey("eagle_rankings")], resources=resources,
-                        instance=instance, tags={"dagster/asset_partition_range_start": "2020-03-01",
-                                                 "dagster/asset_partition_range_end": "2020-04-01"})
+    rated = materialize(
+        rating_assets,
+        selection=[AssetKey("eagle_rankings")],
+        resources=resources,
+        instance=instance,
+        tags={"dagster/asset_partition_range_start": "2020-03-01", "dagster/asset_partition_range_end": "2020-04-01"},
+    )
     assert rated.success
     evaluations = rated.get_asset_check_evaluations()
-    assert {e.check_name for e in evaluations} == {RANKS_CONTIGUOUS, ONE_ROW_PER_PLAYER, RATING_IN_RANGE,
-                                                   HISTORY_AGREES}
+    assert {e.check_name for e in evaluations} == {
+        RANKS_CONTIGUOUS,
+        ONE_ROW_PER_PLAYER,
+        RATING_IN_RANGE,
+        HISTORY_AGREES,
+    }
     assert all(e.passed for e in evaluations)
     materializations = rated.asset_materializations_for_node("eagle_rankings")
     metadata = materializations[-1].metadata
@@ -99,10 +121,12 @@ def test_a_run_of_months_without_results_writes_empty_history(tmp_path):
     raw = make_raw(tmp_path / "raw", events=[GOOD_EVENT], event_results=GOOD_RESULTS)
     code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--to", "2019-05")
     assert code == 0, out + err
-    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--from", "2019-06",
-                             "--to", "2019-07")
+    code, out, err = run_cli(
+        "run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--from", "2019-06", "--to", "2019-07"
+    )
     assert code == 0, out + err
     import pyarrow.parquet as pq
+
     history = pq.read_table(tmp_path / "w" / "history" / "dip_pouch" / "year=2019" / "month=07" / "history.parquet")
     assert history.num_rows == 0 and "tournament_value" in history.column_names
 
@@ -115,11 +139,19 @@ def test_a_table_breaking_its_model_is_never_written():
     from schemas.outputs import RankingsBase
 
     def table(ranks):
-        return pa.table({
-            "system": ["dip_pouch"] * 2, "as_of": [MONTH.last_day] * 2, "rank": pa.array(ranks, pa.int64()),
-            "player_id": ["a", "b"], "player_name": ["A", None], "rating": [60.0, 50.0],
-            "rank_change": pa.array([None, 1], pa.int64()), "rating_change": pa.array([None, 2.0], pa.float64()),
-            "peak_rating": [60.0, 50.0]})
+        return pa.table(
+            {
+                "system": ["dip_pouch"] * 2,
+                "as_of": [MONTH.last_day] * 2,
+                "rank": pa.array(ranks, pa.int64()),
+                "player_id": ["a", "b"],
+                "player_name": ["A", None],
+                "rating": [60.0, 50.0],
+                "rank_change": pa.array([None, 1], pa.int64()),
+                "rating_change": pa.array([None, 2.0], pa.float64()),
+                "peak_rating": [60.0, 50.0],
+            }
+        )
 
     validate_output(RankingsBase, table([1, 2]), "good rankings")
     with pytest.raises(OutputInvalid, match="rank"):
@@ -151,36 +183,59 @@ def _batch(data, shared: bool) -> tuple[pa.Table, pa.Table]:
     ranking_rows, history_rows = [], []
     for month in months:
         listed = data.draw(st.lists(st.sampled_from(players), unique=True, max_size=5))
-        ratings = sorted(data.draw(st.lists(st.sampled_from([0.0, 10.0, 10.0 + 1e-12, 35.5, 60.0, 100.0]),
-                                            min_size=len(listed), max_size=len(listed))), reverse=True)
+        ratings = sorted(
+            data.draw(
+                st.lists(
+                    st.sampled_from([0.0, 10.0, 10.0 + 1e-12, 35.5, 60.0, 100.0]),
+                    min_size=len(listed),
+                    max_size=len(listed),
+                )
+            ),
+            reverse=True,
+        )
         for k, (player, rating) in enumerate(zip(listed, ratings)):
             rank = (1 + ratings.index(rating)) if shared else k + 1
             ranking_rows.append({"as_of": month.last_day, "rank": rank, "player_id": player, "rating": rating})
         for player in data.draw(st.lists(st.sampled_from(players), max_size=6)):
             after = dict(zip(listed, ratings)).get(player, data.draw(st.sampled_from([None, 20.0])))
-            history_rows.append({"source_date": month.first_day + dt.timedelta(days=data.draw(st.integers(0, 27))),
-                                 "player_id": player, "rating_after": after})
+            history_rows.append(
+                {
+                    "source_date": month.first_day + dt.timedelta(days=data.draw(st.integers(0, 27))),
+                    "player_id": player,
+                    "rating_after": after,
+                }
+            )
     for _ in range(data.draw(st.integers(0, 2))):
         rows = data.draw(st.sampled_from([ranking_rows, history_rows]))
         if not rows:
             continue
         row = rows[data.draw(st.integers(0, len(rows) - 1))]
         column = data.draw(st.sampled_from(sorted(row)))
-        row[column] = data.draw({
-            "as_of": st.sampled_from([None, months[0].last_day, dt.date(2019, 12, 30)]),
-            "rank": st.sampled_from([None, 0, 1, 2, 3]),
-            "player_id": st.sampled_from([None, *players]),
-            "rating": st.sampled_from([None, math.nan, -0.0, -1.0, 0.0, 10.0, 10.0 + 1e-12, 101.0]),
-            "source_date": st.sampled_from([None, dt.date(2019, 12, 31), months[-1].last_day]),
-            "rating_after": st.sampled_from([None, math.nan, 10.0, 10.5]),
-        }[column])
-    rankings = pa.Table.from_pylist(ranking_rows, schema=pa.schema(
-        [("as_of", pa.date32()), ("rank", pa.int64()), ("player_id", pa.string()), ("rating", pa.float64())]))
-    history = pa.Table.from_pylist(history_rows, schema=pa.schema(
-        [("source_date", pa.date32()), ("player_id", pa.string()), ("rating_after", pa.float64())]))
+        row[column] = data.draw(
+            {
+                "as_of": st.sampled_from([None, months[0].last_day, dt.date(2019, 12, 30)]),
+                "rank": st.sampled_from([None, 0, 1, 2, 3]),
+                "player_id": st.sampled_from([None, *players]),
+                "rating": st.sampled_from([None, math.nan, -0.0, -1.0, 0.0, 10.0, 10.0 + 1e-12, 101.0]),
+                "source_date": st.sampled_from([None, dt.date(2019, 12, 31), months[-1].last_day]),
+                "rating_after": st.sampled_from([None, math.nan, 10.0, 10.5]),
+            }[column]
+        )
+    rankings = pa.Table.from_pylist(
+        ranking_rows,
+        schema=pa.schema(
+            [("as_of", pa.date32()), ("rank", pa.int64()), ("player_id", pa.string()), ("rating", pa.float64())]
+        ),
+    )
+    history = pa.Table.from_pylist(
+        history_rows,
+        schema=pa.schema([("source_date", pa.date32()), ("player_id", pa.string()), ("rating_after", pa.float64())]),
+    )
     # A batch is the months' tables put together: chunked, as the writer hands them over.
-    return (pa.concat_tables([rankings.slice(0, len(ranking_rows) // 2), rankings.slice(len(ranking_rows) // 2)]),
-            pa.concat_tables([history.slice(0, 1), history.slice(1)]))
+    return (
+        pa.concat_tables([rankings.slice(0, len(ranking_rows) // 2), rankings.slice(len(ranking_rows) // 2)]),
+        pa.concat_tables([history.slice(0, 1), history.slice(1)]),
+    )
 
 
 def _outcomes(outcomes) -> list:

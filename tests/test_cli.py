@@ -1,4 +1,5 @@
 """End to end: the `diprank` command on the bundled sample and on bad data."""
+
 import os
 import subprocess
 import sys
@@ -6,8 +7,8 @@ import sys
 import pytest
 
 from pipeline.core.months import month_range
-from pipeline.warehouse.store import Warehouse
 from pipeline.systems.registry import SYSTEM_NAMES
+from pipeline.warehouse.store import Warehouse
 from tests.support import REPO, make_raw, run_cli, tree_bytes
 from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS, bad_game
 
@@ -16,8 +17,9 @@ DIPRANK = REPO / ".venv" / "bin" / "diprank"
 
 def diprank(*args, env=None, timeout=600):
     command = [str(DIPRANK)] if DIPRANK.exists() else [sys.executable, "-m", "pipeline.cli"]
-    return subprocess.run([*command, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [*command, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +56,7 @@ def test_duckdb_views_answer_dashboard_queries(sample_run):
 
     warehouse, _ = sample_run
     con = duckdb.connect(str(warehouse / "diprank.duckdb"), read_only=True)
-    latest = con.execute(
-        "SELECT system, max(as_of) FROM rankings_dip_pouch GROUP BY 1").fetchall()
+    latest = con.execute("SELECT system, max(as_of) FROM rankings_dip_pouch GROUP BY 1").fetchall()
     assert latest and latest[0][0] == "dip_pouch"
     for view in ("rankings_club", "rankings_eagle", "rankings_diwz", "history_diwz", "awards_eagle"):
         assert con.execute(f"SELECT count(*) FROM {view}").fetchall()[0][0] > 0
@@ -72,8 +73,12 @@ def test_same_input_same_bytes(sample_run, tmp_path):
 
 
 def test_bad_data_lands_the_valid_rows_and_strict_fails(tmp_path):
-    raw = make_raw(tmp_path / "raw", games=GOOD_GAME + bad_game(France={"result": "solo"}),
-                   events=[GOOD_EVENT], event_results=GOOD_RESULTS + [{"event_id": "nope", "player_id": "q", "placement": 1}])
+    raw = make_raw(
+        tmp_path / "raw",
+        games=GOOD_GAME + bad_game(France={"result": "solo"}),
+        events=[GOOD_EVENT],
+        event_results=GOOD_RESULTS + [{"event_id": "nope", "player_id": "q", "placement": 1}],
+    )
     (raw / "games" / "broken.parquet").write_bytes(b"PAR1 not really")
     code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w1"))
     assert code == 0, out + err
@@ -94,10 +99,13 @@ def test_strict_subprocess_message(tmp_path):
     assert "Traceback" not in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--raw", "/nonexistent/raw"], "does not exist"),
-    (["--from", "2020-05", "--to", "2020-01"], "is after"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--raw", "/nonexistent/raw"], "does not exist"),
+        (["--from", "2020-05", "--to", "2020-01"], "is after"),
+    ],
+)
 def test_usage_errors(tmp_path, args, message):
     raw = make_raw(tmp_path / "raw", games=GOOD_GAME)
     code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), *args)
@@ -114,10 +122,16 @@ def test_second_run_on_the_same_warehouse_refuses(tmp_path):
     raw = make_raw(tmp_path / "raw", games=GOOD_GAME)
     store = Warehouse(tmp_path / "w")
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from pipeline.warehouse.locks import warehouse_lock\n"
-         f"with warehouse_lock(Path({str(store.run_lock_path)!r})):\n print('held', flush=True); time.sleep(60)"],
-        cwd=REPO, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from pipeline.warehouse.locks import warehouse_lock\n"
+            f"with warehouse_lock(Path({str(store.run_lock_path)!r})):\n print('held', flush=True); time.sleep(60)",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(store.root))
@@ -135,8 +149,10 @@ def test_a_failed_output_check_is_listed_and_fails_strict(tmp_path, monkeypatch)
     from pipeline.rating.checks import RANKS_CONTIGUOUS, CheckOutcome, check_tables
 
     def ranks_broken(system, rankings, history):
-        return [CheckOutcome(o.name, False, 2, "", [{"player_id": "p-odd", "rank": 3}])
-                if o.name == RANKS_CONTIGUOUS else o for o in check_tables(system, rankings, history)]
+        return [
+            CheckOutcome(o.name, False, 2, "", [{"player_id": "p-odd", "rank": 3}]) if o.name == RANKS_CONTIGUOUS else o
+            for o in check_tables(system, rankings, history)
+        ]
 
     monkeypatch.setattr(writer, "check_tables", ranks_broken)
     monkeypatch.setenv("DIPRANK_SYSTEMS_AT_ONCE", "1")  # rated in this process, where the patch is
@@ -144,14 +160,16 @@ def test_a_failed_output_check_is_listed_and_fails_strict(tmp_path, monkeypatch)
     code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--systems", "club")
     assert code == 0, out + err
     assert "1 failed check:" in out
-    line = next(l for l in out.splitlines() if RANKS_CONTIGUOUS in l)
+    line = next(text for text in out.splitlines() if RANKS_CONTIGUOUS in text)
     assert "club_rankings" in line and "(2 found)" in line and "p-odd" in line
-    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w2"), "--systems", "club",
-                             "--strict")
+    code, out, err = run_cli(
+        "run", "--raw", str(raw), "--warehouse", str(tmp_path / "w2"), "--systems", "club", "--strict"
+    )
     assert code == 1 and "strict mode: 1 failed check" in out, out + err
     monkeypatch.setattr(writer, "check_tables", check_tables)
-    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w3"), "--systems", "club",
-                             "--strict")
+    code, out, err = run_cli(
+        "run", "--raw", str(raw), "--warehouse", str(tmp_path / "w3"), "--systems", "club", "--strict"
+    )
     assert code == 0 and "failed check" not in out, out + err
 
 
@@ -164,7 +182,9 @@ def test_the_feed_balance_keeps_counts_of_any_size_apart():
     head, *rows = feed_balance_text([big, small]).splitlines()
     cells = [line.split() for line in rows]
     assert head.split()[:4] == ["feed", "files", "rows", "in"]
-    assert cells == [["games", "50", "69,499,022", "69,499,022", "0", "0", "0"],
-                     ["event_results", "2", "1,827,663", "1,827,660", "3", "0", "1"]]
+    assert cells == [
+        ["games", "50", "69,499,022", "69,499,022", "0", "0", "0"],
+        ["event_results", "2", "1,827,663", "1,827,660", "3", "0", "1"],
+    ]
     # Right-aligned under their headings: every line ends at the same column.
     assert len({len(line) for line in (head, *rows)}) == 1

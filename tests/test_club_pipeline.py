@@ -1,4 +1,5 @@
 """Club rating golden cases (SPEC §3.2) as game feeds through the real ingest, validation and asset."""
+
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
@@ -14,8 +15,7 @@ def published(value):
 @pytest.fixture(scope="module")
 def club_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("club")
-    rows = (club_cases.alice_rows() + club_cases.pablo_rows() + club_cases.freddy_tom_rows()
-            + club_cases.legacy_rows())
+    rows = club_cases.alice_rows() + club_cases.pablo_rows() + club_cases.freddy_tom_rows() + club_cases.legacy_rows()
     raw = make_raw(root / "raw", games=rows)
     warehouse = root / "warehouse"
     code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(warehouse), "--systems", "club")

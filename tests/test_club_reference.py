@@ -1,5 +1,6 @@
 """Club rating: the compiled path against the from-scratch reference, checkpoint round trips, and
 the kernel's exact arithmetic."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.core import state_codec
-from pipeline.synthetic.generator import synthetic_games
 from pipeline.core.months import Month, month_range
-from pipeline.systems.club.reference import club_reference
-from pipeline.systems.club import kernel
-from pipeline.systems.kernels.sort import sorted_by_id
+from pipeline.synthetic.generator import synthetic_games
 from pipeline.systems.base import MonthInput, MonthOutput
+from pipeline.systems.club import kernel
+from pipeline.systems.club.reference import club_reference
 from pipeline.systems.club.rules import ClubRating
 from pipeline.systems.games import games_from_rows, rows_to_table
+from pipeline.systems.kernels.sort import sorted_by_id
 
 FIRST_DAY, LAST_DAY = dt.date(2019, 10, 1), dt.date(2022, 3, 31)
 MONTHS = month_range(Month.of(FIRST_DAY), Month.of(LAST_DAY).next())
@@ -141,9 +142,12 @@ def renamed(rows: list[dict], names: dict[str, str], game_prefix: str = "") -> l
 def feed_with_a_gap(seed: int, n_games: int, n_players: int, powers: int) -> tuple[pa.Table, list[Month]]:
     """Games over 2016-2018 and 2020 to mid-2021 (none in 2019), and the months to step through
     (every month up to one past the last game)."""
-    early = synthetic_games(seed, n_games * 2 // 3, n_players, dt.date(2016, 1, 1), dt.date(2018, 12, 31), powers=powers)
-    late = synthetic_games(seed + 1, n_games - n_games * 2 // 3, n_players, dt.date(2020, 1, 1),
-                           dt.date(2021, 6, 30), powers=powers)
+    early = synthetic_games(
+        seed, n_games * 2 // 3, n_players, dt.date(2016, 1, 1), dt.date(2018, 12, 31), powers=powers
+    )
+    late = synthetic_games(
+        seed + 1, n_games - n_games * 2 // 3, n_players, dt.date(2020, 1, 1), dt.date(2021, 6, 30), powers=powers
+    )
     table = rows_to_table(list(early) + renamed(list(late), {}, game_prefix="h"))
     return table, month_range(Month(2016, 1), Month(2021, 7))
 
@@ -184,8 +188,19 @@ def test_fast_path_equals_reference_on_thousands_of_games(seed, n_games, n_playe
 def unicode_names(ids: list[str]) -> dict[str, str]:
     """Distinct player ids of many shapes: short, exactly 8 bytes, long, sharing a first word,
     prefixes of each other, and non-ASCII (so id order is code point order, not byte luck)."""
-    shapes = ("{k}", "Øhrn{k}", "müller-{k}", "abcdefgh{k:05d}", "abcdefghij-{k}-long-identifier",
-              "Z{k:07d}", "😀{k}", "p", "p{k}", "ß{k}", "ab{k:06d}")
+    shapes = (
+        "{k}",
+        "Øhrn{k}",
+        "müller-{k}",
+        "abcdefgh{k:05d}",
+        "abcdefghij-{k}-long-identifier",
+        "Z{k:07d}",
+        "😀{k}",
+        "p",
+        "p{k}",
+        "ß{k}",
+        "ab{k:06d}",
+    )
     names, used = {}, set()
     for k, pid in enumerate(sorted(set(ids))):
         name = shapes[k % len(shapes)].format(k=k)
@@ -294,9 +309,19 @@ def test_table_order_is_rating_then_code_point_order(ids, data):
     by_id = sorted_by_id(players, offsets, id_bytes)
     assert [ids[p] for p in by_id] == sorted(ids)
     base = data.draw(st.sampled_from([0.0, 1.0, 12.345, 55.5]))
-    ratings = np.array(data.draw(st.lists(
-        st.one_of(st.just(base), st.just(0.0), st.floats(0, 100), st.integers(0, 2**20).map(lambda u: base + u * 2**-40)),
-        min_size=len(ids), max_size=len(ids),
-    )))
+    ratings = np.array(
+        data.draw(
+            st.lists(
+                st.one_of(
+                    st.just(base),
+                    st.just(0.0),
+                    st.floats(0, 100),
+                    st.integers(0, 2**20).map(lambda u: base + u * 2**-40),
+                ),
+                min_size=len(ids),
+                max_size=len(ids),
+            )
+        )
+    )
     order = kernel._by_rating(by_id, ratings)
     assert [ids[p] for p in order] == [ids[p] for p in sorted(players, key=lambda p: (-ratings[p], ids[p]))]

@@ -1,4 +1,5 @@
 """Club rating (SPEC §3.2): the published golden cases and every decision, through ClubRating.step."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -182,8 +183,13 @@ def test_solo_wins_draw_draws_everything_else_loses():
     out = run_months(club_cases.results_rows())[Month(2024, 6)]
     rows = {row["player_id"]: row for row in out.table.to_pylist()}
     assert {player: record(row) for player, row in rows.items()} == {
-        "ann": (0, 0, 1), "ben": (0, 0, 1), "cat": (0, 0, 1),
-        "dan": (0, 1, 0), "eve": (0, 1, 0), "fay": (0, 1, 0), "gus": (0, 1, 0),
+        "ann": (0, 0, 1),
+        "ben": (0, 0, 1),
+        "cat": (0, 0, 1),
+        "dan": (0, 1, 0),
+        "eve": (0, 1, 0),
+        "fay": (0, 1, 0),
+        "gus": (0, 1, 0),
     }
     assert out.history.column("result").to_pylist() == ["D", "D", "D", "L", "L", "L", "L"]
     # Opponents are the six others: a draw member faces two 0.5 and four 0.0 players.
@@ -221,10 +227,22 @@ def test_history_uses_month_end_ratings():
     outputs = run_months(club_cases.freddy_tom_rows())
     march, april, may = (outputs[Month(2024, m)] for m in (3, 4, 5))
     march_history = march.history.to_pylist()
-    assert [row["source_id"] for row in march_history] == ["ft-01", "ft-01", "ft-02", "ft-02", "ft-03", "ft-03", "ft-04", "ft-04", "ft-05", "ft-05"]
+    assert [row["source_id"] for row in march_history] == [
+        "ft-01",
+        "ft-01",
+        "ft-02",
+        "ft-02",
+        "ft-03",
+        "ft-03",
+        "ft-04",
+        "ft-04",
+        "ft-05",
+        "ft-05",
+    ]
     assert all(row["rating_before"] is None for row in march_history)
     assert {row["player_id"]: row["rating_after"] for row in march_history} == {
-        "freddy": row_of(march, "freddy")["rating"], "tom": row_of(march, "tom")["rating"],
+        "freddy": row_of(march, "freddy")["rating"],
+        "tom": row_of(march, "tom")["rating"],
     }
     for before, after in ((march, april), (april, may)):
         for row in after.history.to_pylist():
@@ -255,9 +273,18 @@ def test_legacy_only_player_is_listed_with_base_zero():
     for month in month_range(Month(2022, 1), Month(2022, 12)):
         nina = row_of(outputs[month], "nina")
         assert nina == {
-            "rank": nina["rank"], "player_id": "nina", "rating": 0.1 * nina_2021["rating"],
-            "wins": 0, "draws": 0, "losses": 0, "games": 0, "win_points": 0.0,
-            "win_pct": None, "schedule_strength": None, "base_rating": 0.0, "legacy": 0.1 * nina_2021["rating"],
+            "rank": nina["rank"],
+            "player_id": "nina",
+            "rating": 0.1 * nina_2021["rating"],
+            "wins": 0,
+            "draws": 0,
+            "losses": 0,
+            "games": 0,
+            "win_points": 0.0,
+            "win_pct": None,
+            "schedule_strength": None,
+            "base_rating": 0.0,
+            "legacy": 0.1 * nina_2021["rating"],
         }
     # January 2022 has no game at all: the table is the legacy-only one.
     assert outputs[Month(2022, 1)].table.column("player_id").to_pylist() == ["lena", "nina", "oscar", "max"]
@@ -291,10 +318,22 @@ def test_games_outside_the_month_are_refused():
 
 
 def test_system_declares_the_interface():
-    assert (ClubRating.name, ClubRating.feed, ClubRating.ties_share_rank, ClubRating.extras) == ("club", "games", True, ())
+    assert (ClubRating.name, ClubRating.feed, ClubRating.ties_share_rank, ClubRating.extras) == (
+        "club",
+        "games",
+        True,
+        (),
+    )
     out = run_months(club_cases.alice_rows())[Month(2024, 1)]
     assert out.table.column_names == ["rank", "player_id", "rating"] + list(ClubRankings.to_schema().columns)[9:]
-    assert out.history.column_names == ["source_id", "source_date", "player_id", "rating_before", "rating_after", "result"]
+    assert out.history.column_names == [
+        "source_id",
+        "source_date",
+        "player_id",
+        "rating_before",
+        "rating_after",
+        "result",
+    ]
     assert out.extras == {}
 
 
@@ -330,18 +369,23 @@ def test_models_accept_real_tables_and_reject_wrong_ones():
     ClubHistory.validate(ibis.memtable(history))
 
     wrong_pct = rankings.set_column(
-        rankings.column_names.index("win_pct"), "win_pct",
+        rankings.column_names.index("win_pct"),
+        "win_pct",
         pa.array([1.5 if v is not None else None for v in rankings.column("win_pct").to_pylist()], pa.float64()),
     )
     with pytest.raises(SchemaError, match="less_than_or_equal_to"):
         ClubRankings.validate(ibis.memtable(wrong_pct))
     wrong_games = rankings.set_column(
-        rankings.column_names.index("games"), "games", pa.array([7] * rankings.num_rows, pa.int64()),
+        rankings.column_names.index("games"),
+        "games",
+        pa.array([7] * rankings.num_rows, pa.int64()),
     )
     with pytest.raises(SchemaError, match="games_add_up"):
         ClubRankings.validate(ibis.memtable(wrong_games))
     wrong_result = history.set_column(
-        history.column_names.index("result"), "result", pa.array(["X"] * history.num_rows, pa.string()),
+        history.column_names.index("result"),
+        "result",
+        pa.array(["X"] * history.num_rows, pa.string()),
     )
     with pytest.raises(SchemaError, match="isin"):
         ClubHistory.validate(ibis.memtable(wrong_result))

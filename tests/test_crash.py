@@ -1,5 +1,6 @@
 """Crash safety: SIGKILL at many points of a run never leaves a torn file, and a rerun finishes
 byte-identical to an uninterrupted run."""
+
 import datetime as dt
 import os
 import re
@@ -37,31 +38,63 @@ def tables_written(changed: set[str]) -> int:
 # manifest, so a kill at the first checkpoint leaves a system for the manifest point.
 KILL_POINTS = [
     ("ingest: the run has taken the warehouse", lambda changed: ".lock-run" in changed),
-    ("ingest: the new delivery's staged rows stored in the warehouse", lambda changed: any(
-        re.fullmatch(r"ingest/games/[0-9a-f]+\.parquet", p) for p in changed)),
+    (
+        "ingest: the new delivery's staged rows stored in the warehouse",
+        lambda changed: any(re.fullmatch(r"ingest/games/[0-9a-f]+\.parquet", p) for p in changed),
+    ),
     ("ingest: the DuckDB working copy changed", lambda changed: any(p.startswith("diprank.duckdb") for p in changed)),
-    ("validation: the validated games written", lambda changed: any(
-        re.fullmatch(r"validated/games/\d{4}-\d{2}\.parquet", p) for p in changed)),
+    (
+        "validation: the validated games written",
+        lambda changed: any(re.fullmatch(r"validated/games/\d{4}-\d{2}\.parquet", p) for p in changed),
+    ),
     ("rating: the first table written", lambda changed: tables_written(changed) >= 1),
     ("rating: 15 tables written", lambda changed: tables_written(changed) >= 15),
     ("rating: 30 tables written", lambda changed: tables_written(changed) >= 30),
-    ("rating: a checkpoint written", lambda changed: any(
-        re.fullmatch(r"state/\w+/\d{4}-\d{2}\.json", p) for p in changed)),
-    ("rating: a system's manifest written", lambda changed: any(
-        re.fullmatch(r"state/\w+/manifest\.json", p) for p in changed)),
+    (
+        "rating: a checkpoint written",
+        lambda changed: any(re.fullmatch(r"state/\w+/\d{4}-\d{2}\.json", p) for p in changed),
+    ),
+    (
+        "rating: a system's manifest written",
+        lambda changed: any(re.fullmatch(r"state/\w+/manifest\.json", p) for p in changed),
+    ),
 ]
 KILLS = len(KILL_POINTS)
 
 
 def feeds(root, late: bool):
-    write_csv(root / "games" / "2020-07-01.csv",
-              list(synthetic_games(21, 200, 30, dt.date(2018, 1, 1), dt.date(2020, 6, 30))))
-    write_csv(root / "events" / "events.csv", [
-        {"event_id": "e1", "name": "Open", "start_date": "2019-03-01", "end_date": "2019-03-02",
-         "location": "X", "country": "NOR", "rounds": 2, "num_players": 20, "is_world_championship": False}])
-    write_csv(root / "event_results" / "results.csv", [
-        {"event_id": "e1", "player_id": f"p{i:05d}", "player_name": f"P{i}", "nationality": "NOR",
-         "placement": i + 1} for i in range(10)])
+    write_csv(
+        root / "games" / "2020-07-01.csv", list(synthetic_games(21, 200, 30, dt.date(2018, 1, 1), dt.date(2020, 6, 30)))
+    )
+    write_csv(
+        root / "events" / "events.csv",
+        [
+            {
+                "event_id": "e1",
+                "name": "Open",
+                "start_date": "2019-03-01",
+                "end_date": "2019-03-02",
+                "location": "X",
+                "country": "NOR",
+                "rounds": 2,
+                "num_players": 20,
+                "is_world_championship": False,
+            }
+        ],
+    )
+    write_csv(
+        root / "event_results" / "results.csv",
+        [
+            {
+                "event_id": "e1",
+                "player_id": f"p{i:05d}",
+                "player_name": f"P{i}",
+                "nationality": "NOR",
+                "placement": i + 1,
+            }
+            for i in range(10)
+        ],
+    )
     if late:
         rows = list(synthetic_games(22, 3, 30, dt.date(2018, 5, 1), dt.date(2018, 5, 30)))
         for row in rows:
@@ -103,8 +136,14 @@ def kill_at(point, raw, warehouse, env) -> bool:
     """Start a run and SIGKILL it (the whole process group) once it has done what `point` asks;
     True if it was killed, False if it ended first."""
     before = files(warehouse)
-    process = subprocess.Popen(command(raw, warehouse), cwd=REPO, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    process = subprocess.Popen(
+        command(raw, warehouse),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+    )
     changed: set[str] = set()
     deadline = time.monotonic() + 600
     try:

@@ -1,4 +1,5 @@
 """The code location loads, every asset is grouped and described, and `dagster` accepts it."""
+
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ from pipeline.definitions import build_definitions
 from pipeline.settings import Settings, SettingsError
 from pipeline.systems.registry import SYSTEM_NAMES
 from tests.support import REPO, environment
+
 
 @pytest.fixture(scope="module")
 def defs(tmp_path_factory):
@@ -57,8 +59,13 @@ def test_rating_assets_are_monthly_and_self_dependent(defs):
 def test_dagster_cli_validates_the_workspace():
     dagster = REPO / ".venv" / "bin" / "dagster"
     command = [str(dagster)] if dagster.exists() else [sys.executable, "-m", "dagster"]
-    done = subprocess.run([*command, "definitions", "validate", "-w", "workspace.yaml"], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [*command, "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -76,8 +83,11 @@ def test_every_asset_that_writes_is_in_its_writers_pool(defs):
     from pipeline.defs.tags import FEEDS_POOL, system_pool
 
     graph = defs.resolve_asset_graph()
-    pools = {key.to_user_string(): graph.get(key).pools for key in graph.get_all_asset_keys()
-             if graph.get(key).is_materializable}
+    pools = {
+        key.to_user_string(): graph.get(key).pools
+        for key in graph.get_all_asset_keys()
+        if graph.get(key).is_materializable
+    }
     for name, asset_pools in pools.items():
         system = name[: -len("_rankings")] if name.endswith("_rankings") else None
         assert asset_pools == {system_pool(system) if system in SYSTEM_NAMES else FEEDS_POOL}, name
@@ -116,8 +126,15 @@ def test_executor_comes_from_the_settings():
         return
     with pytest.raises(ExecutorNotAvailable, match="DIPRANK_CELERY_BROKER"):
         executor_for(Settings.from_env({"DIPRANK_EXECUTOR": "celery"}))
-    celery = executor_for(Settings.from_env({"DIPRANK_EXECUTOR": "celery", "DIPRANK_CELERY_BROKER": "redis://127.0.0.1:1/0",
-                                             "DIPRANK_CELERY_BACKEND": "redis://127.0.0.1:1/1"}))
+    celery = executor_for(
+        Settings.from_env(
+            {
+                "DIPRANK_EXECUTOR": "celery",
+                "DIPRANK_CELERY_BROKER": "redis://127.0.0.1:1/0",
+                "DIPRANK_CELERY_BACKEND": "redis://127.0.0.1:1/1",
+            }
+        )
+    )
     assert celery.name == "celery"
 
 
@@ -133,8 +150,12 @@ def test_settings_are_resolved_once_with_their_defaults(tmp_path, monkeypatch):
     assert overridden.warehouse_dir == str(tmp_path / "w")
     # What a process started for a run resolves from the settings' environment is the same settings.
     assert Settings.from_env(remote.environment()) == remote
-    for bad in ({"DIPRANK_START_MONTH": "1990"}, {"DIPRANK_DIP_POUCH_CUTOFF_YEAR": "x"},
-                {"DIPRANK_EAGLE_POSITIONS": "sideways"}, {"DIPRANK_EAGLE_VARIANTS": " , "}):
+    for bad in (
+        {"DIPRANK_START_MONTH": "1990"},
+        {"DIPRANK_DIP_POUCH_CUTOFF_YEAR": "x"},
+        {"DIPRANK_EAGLE_POSITIONS": "sideways"},
+        {"DIPRANK_EAGLE_VARIANTS": " , "},
+    ):
         with pytest.raises(SettingsError, match=next(iter(bad))):
             Settings.from_env(bad)
 
@@ -142,8 +163,12 @@ def test_settings_are_resolved_once_with_their_defaults(tmp_path, monkeypatch):
 def test_no_module_reads_the_environment_at_import():
     """Settings are read in pipeline/settings.py alone; the kernels' cache folder is chosen in
     pipeline/systems/kernel_cache.py before numba (which reads it) is imported."""
-    readers = subprocess.run(["git", "grep", "-lE", r"os\.environ|os\.getenv", "--", "pipeline", "assets"],
-                             cwd=REPO, capture_output=True, text=True).stdout.split()
+    readers = subprocess.run(
+        ["git", "grep", "-lE", r"os\.environ|os\.getenv", "--", "pipeline", "assets"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     assert set(readers) <= {"pipeline/settings.py", "pipeline/systems/kernel_cache.py"}, readers
 
 

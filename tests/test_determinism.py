@@ -1,6 +1,6 @@
 """Same input, same bytes; non-conflicting deliveries in another order or split, same outputs."""
+
 import datetime as dt
-from pathlib import Path
 
 import pytest
 
@@ -30,15 +30,23 @@ def test_delivery_order_does_not_matter(tmp_path):
 def test_names_round_trip_exactly_into_parquet(tmp_path):
     import pyarrow.parquet as pq
 
-    names = ['Øhrn, Karl "Eagle"', "two\nlines", "Robert'); DROP TABLE games;--", "Müller 🙂 <b>&amp;",
-             "ترکی", "  spaced  ", "日本語"]
+    names = [
+        'Øhrn, Karl "Eagle"',
+        "two\nlines",
+        "Robert'); DROP TABLE games;--",
+        "Müller 🙂 <b>&amp;",
+        "ترکی",
+        "  spaced  ",
+        "日本語",
+    ]
     games = list(synthetic_games(32, 1, 7, dt.date(2019, 5, 1), dt.date(2019, 5, 1)))
     for row, name in zip(games, names):
         row["player_name"] = name
         row["original_player_id"], row["replacement_denies"] = None, False
     write_csv(tmp_path / "raw" / "games" / "g.csv", games)
-    code, out, err = run_cli("run", "--raw", str(tmp_path / "raw"), "--warehouse", str(tmp_path / "w"),
-                             "--systems", "club", "--quiet")
+    code, out, err = run_cli(
+        "run", "--raw", str(tmp_path / "raw"), "--warehouse", str(tmp_path / "w"), "--systems", "club", "--quiet"
+    )
     assert code == 0, out + err
     table = pq.read_table(tmp_path / "w" / "rankings" / "club" / "year=2019" / "month=05" / "rankings.parquet")
     assert sorted(table.column("player_name").to_pylist()) == sorted(names)
@@ -68,7 +76,11 @@ def test_systems_run_in_this_process_one_at_a_time_else_each_in_a_spawned_proces
     from pipeline.settings import Settings
 
     in_process, pools = [], []
-    monkeypatch.setattr(orchestrate, "rate_system", lambda plan, settings, instance=None, first_months=None: in_process.append(plan.system))
+    monkeypatch.setattr(
+        orchestrate,
+        "rate_system",
+        lambda plan, settings, instance=None, first_months=None: in_process.append(plan.system),
+    )
     monkeypatch.setattr(orchestrate, "first_months_now", lambda settings: {})  # no warehouse here
 
     class NoPool:

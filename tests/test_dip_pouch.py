@@ -1,42 +1,104 @@
 """Dip Pouch (SPEC §3.1): the published numbers, reproduced through the real pipeline."""
+
 import datetime as dt
 
-import pytest
-
-from pipeline.systems.dip_pouch.reference import dip_pouch_ratings
 import numpy as np
+import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import pyarrow as pa
 
 from pipeline.systems.dip_pouch.kernel import listed_columns, national_ranks
+from pipeline.systems.dip_pouch.reference import dip_pouch_ratings
 from pipeline.systems.dip_pouch.rules import percentile, tournament_value
 from tests.support import history, make_raw, rankings, run_cli
 
 DIXIE_FIELD = [  # seed 000: 29 of 36 placements listed
-    (1, "David MILLER"), (2, "Bill HACKENBRACHT"), (3, "Brad BLITSTEIN"), (4, "Peter YEARGIN"),
-    (5, "Jeff LADD"), (5, "Edwin TURNAGE"), (7, "Tanya GILL"), (8, "Brian ECTON"),
-    (9, "Michael BINDER"), (10, "Todd CRAIG"), (11, "Emily TURNAGE"), (12, "Derek HANLIN"),
-    (13, "Keith WEST"), (14, "Emmett WAINWRIGHT"), (15, "Mitchell MCCONEGHEY"),
-    (16, "Jason MASTBAUM"), (17, "Eric ERIKSON"), (18, "Alex RONKE"), (19, "Hudson DEFOE"),
-    (20, "Vince LUTTERBIE"), (21, "Dan POLLOCK"), (22, "Clem JAYNE"), (23, "Scott CROOK"),
-    (24, "Alex MASLOW"), (25, "Rob KOHR"), (26, "Vince AGOSTA"), (26, "Christian WEST"),
-    (28, "Tim RICHARDSON"), (29, "Colin WEST"),
+    (1, "David MILLER"),
+    (2, "Bill HACKENBRACHT"),
+    (3, "Brad BLITSTEIN"),
+    (4, "Peter YEARGIN"),
+    (5, "Jeff LADD"),
+    (5, "Edwin TURNAGE"),
+    (7, "Tanya GILL"),
+    (8, "Brian ECTON"),
+    (9, "Michael BINDER"),
+    (10, "Todd CRAIG"),
+    (11, "Emily TURNAGE"),
+    (12, "Derek HANLIN"),
+    (13, "Keith WEST"),
+    (14, "Emmett WAINWRIGHT"),
+    (15, "Mitchell MCCONEGHEY"),
+    (16, "Jason MASTBAUM"),
+    (17, "Eric ERIKSON"),
+    (18, "Alex RONKE"),
+    (19, "Hudson DEFOE"),
+    (20, "Vince LUTTERBIE"),
+    (21, "Dan POLLOCK"),
+    (22, "Clem JAYNE"),
+    (23, "Scott CROOK"),
+    (24, "Alex MASLOW"),
+    (25, "Rob KOHR"),
+    (26, "Vince AGOSTA"),
+    (26, "Christian WEST"),
+    (28, "Tim RICHARDSON"),
+    (29, "Colin WEST"),
 ]
-SEED_SCORES = [98.61, 95.83, 93.06, 90.28, 87.50, 87.50, 81.94, 79.17, 76.39, 73.61, 70.83, 68.06,
-               65.28, 62.50, 59.72, 56.94, 54.17, 51.39, 48.61, 45.83, 43.06, 40.28, 37.50, 34.72,
-               31.94, 29.17, 29.17, 23.61, 20.83]
+SEED_SCORES = [
+    98.61,
+    95.83,
+    93.06,
+    90.28,
+    87.50,
+    87.50,
+    81.94,
+    79.17,
+    76.39,
+    73.61,
+    70.83,
+    68.06,
+    65.28,
+    62.50,
+    59.72,
+    56.94,
+    54.17,
+    51.39,
+    48.61,
+    45.83,
+    43.06,
+    40.28,
+    37.50,
+    34.72,
+    31.94,
+    29.17,
+    29.17,
+    23.61,
+    20.83,
+]
 
 
 def event(event_id, end, n, rounds, wc=False, start=None, country="USA", name=None):
-    return {"event_id": event_id, "name": name or event_id, "start_date": start or end, "end_date": end,
-            "location": "Somewhere", "country": country, "rounds": rounds, "num_players": n,
-            "is_world_championship": wc}
+    return {
+        "event_id": event_id,
+        "name": name or event_id,
+        "start_date": start or end,
+        "end_date": end,
+        "location": "Somewhere",
+        "country": country,
+        "rounds": rounds,
+        "num_players": n,
+        "is_world_championship": wc,
+    }
 
 
 def result(event_id, pid, placement, nationality=None, name=None):
-    return {"event_id": event_id, "player_id": pid, "player_name": name or pid,
-            "nationality": nationality, "placement": placement}
+    return {
+        "event_id": event_id,
+        "player_id": pid,
+        "player_name": name or pid,
+        "nationality": nationality,
+        "placement": placement,
+    }
 
 
 def slug(name):
@@ -48,7 +110,8 @@ def golden_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("dip_pouch")
     events = [
         # 55 before the 65-player event: two World Championships (TV 20): 40 → 50 → 55 exactly.
-        event("wc_a", "2003-06-01", 5, 2, wc=True), event("wc_b", "2003-07-01", 2, 2, wc=True),
+        event("wc_a", "2003-06-01", 5, 2, wc=True),
+        event("wc_b", "2003-07-01", 2, 2, wc=True),
         event("big65", "2004-03-07", 65, 3, start="2004-03-05"),
         event("dixie33_2019", "2019-05-26", 36, 3, start="2019-05-24", name="Dixie 33 2019"),
         event("wdc8_1998", "1998-08-02", 77, 4, wc=True, start="1998-07-31", name="World DipCon VIII"),
@@ -57,18 +120,23 @@ def golden_run(tmp_path_factory):
         event("euro_2006", "2006-09-03", 90, 5, name="a continental championship"),
     ]
     results = [
-        result("wc_a", "p55", 1), result("wc_a", "w2", 2), result("wc_b", "p55", 1), result("wc_b", "w3", 2),
+        result("wc_a", "p55", 1),
+        result("wc_a", "w2", 2),
+        result("wc_b", "p55", 1),
+        result("wc_b", "w3", 2),
         result("big65", "p55", 8, "USA"),
         *[result("dixie33_2019", slug(n), place, "USA", n) for place, n in DIXIE_FIELD],
-        result("wdc8_1998", "wdc_winner", 1, "FRA"), result("wdc8_1998", "wdc_last", 77, "GBR"),
+        result("wdc8_1998", "wdc_winner", 1, "FRA"),
+        result("wdc8_1998", "wdc_last", 77, "GBR"),
         result("club_1999", "club_player", 1, "GER"),
         result("oneround_2005", "one_round", 1, "GER"),
         result("euro_2006", "euro_player", 1, "NOR"),
     ]
     raw = make_raw(root / "raw", events=events, event_results=results)
     warehouse = root / "warehouse"
-    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(warehouse),
-                             "--systems", "dip_pouch", "--to", "2019-06")
+    code, out, err = run_cli(
+        "run", "--raw", str(raw), "--warehouse", str(warehouse), "--systems", "dip_pouch", "--to", "2019-06"
+    )
     assert code == 0, out + err
     return warehouse
 
@@ -119,9 +187,21 @@ def test_one_round_value_and_continental_cap(golden_run):
 def test_snapshot_every_month_with_common_columns(golden_run):
     table = rankings(golden_run, "dip_pouch", "2010-02")  # a month without events still has a snapshot
     assert table and table[0]["as_of"] == dt.date(2010, 2, 28)
-    assert list(table[0]) == ["system", "as_of", "rank", "player_id", "player_name", "rating", "rank_change",
-                              "rating_change", "peak_rating", "events", "last_event_date", "country",
-                              "national_rank"]
+    assert list(table[0]) == [
+        "system",
+        "as_of",
+        "rank",
+        "player_id",
+        "player_name",
+        "rating",
+        "rank_change",
+        "rating_change",
+        "peak_rating",
+        "events",
+        "last_event_date",
+        "country",
+        "national_rank",
+    ]
     assert all(r["rank_change"] == 0 and r["rating_change"] == 0 for r in table)
     months = sorted((golden_run / "rankings" / "dip_pouch").glob("year=*/month=*/rankings.parquet"))
     assert len(months) == (2019 - 1998) * 12 + (6 - 8) + 1
@@ -159,8 +239,15 @@ def test_listed_columns_share_ranks_and_spell_countries():
     names = pa.array(["FRA", "USA"])
     _, name_offsets, name_bytes = names.buffers()
     rank, ratings, events, last, offsets, text, named, national = listed_columns(
-        np.array([3, 1, 0, 4, 2]), rating, np.array([1, 2, 3, 4, 5]), np.array([10, 11, 12, 13, 14], np.int32),
-        country, 2, np.frombuffer(name_offsets, np.int32, 3), np.frombuffer(name_bytes, np.uint8))
+        np.array([3, 1, 0, 4, 2]),
+        rating,
+        np.array([1, 2, 3, 4, 5]),
+        np.array([10, 11, 12, 13, 14], np.int32),
+        country,
+        2,
+        np.frombuffer(name_offsets, np.int32, 3),
+        np.frombuffer(name_bytes, np.uint8),
+    )
     assert rank.tolist() == [1, 2, 2, 4, 5]
     assert ratings.tolist() == [60.0, 50.0, 50.0, 48.0, 45.0]
     assert events.tolist() == [4, 2, 1, 5, 3] and last.tolist() == [13, 11, 10, 14, 12]
@@ -191,8 +278,8 @@ def test_fast_path_matches_reference_month_by_month(tmp_path, seed):
     (and an empty one for another), so that countries come from both places."""
     import pyarrow.parquet as pq
 
-    from pipeline.synthetic.generator import write_feeds
     from pipeline.core.months import Month, month_range
+    from pipeline.synthetic.generator import write_feeds
     from pipeline.systems.base import EVENT_RESULT_COLUMNS, MonthInput, PlayerInfo
     from pipeline.systems.dip_pouch.reference import dip_pouch_tables
     from pipeline.systems.dip_pouch.rules import DipPouch
@@ -201,18 +288,31 @@ def test_fast_path_matches_reference_month_by_month(tmp_path, seed):
     events = pq.read_table(next((tmp_path / "events").glob("*.parquet"))).to_pylist()
     results = pq.read_table(next((tmp_path / "event_results").glob("*.parquet"))).to_pylist()
     by_event = {e["event_id"]: e for e in events}
-    rows = [{**{k: by_event[r["event_id"]][k] for k in ("start_date", "end_date", "rounds", "num_players",
-                                                         "is_world_championship")},
-             "event_id": r["event_id"], "event_name": by_event[r["event_id"]]["name"], "player_id": r["player_id"],
-             "player_name": r["player_name"], "nationality": r["nationality"], "placement": r["placement"]}
-            for r in results]
+    rows = [
+        {
+            **{
+                k: by_event[r["event_id"]][k]
+                for k in ("start_date", "end_date", "rounds", "num_players", "is_world_championship")
+            },
+            "event_id": r["event_id"],
+            "event_name": by_event[r["event_id"]]["name"],
+            "player_id": r["player_id"],
+            "player_name": r["player_name"],
+            "nationality": r["nationality"],
+            "placement": r["placement"],
+        }
+        for r in results
+    ]
     for k, row in enumerate(rows):
         row["nationality"] = {0: "", 1: None}.get(k % 9, row["nationality"])
     rows.sort(key=lambda r: (r["end_date"], r["start_date"], r["event_id"], r["placement"], r["player_id"]))
     table = pa.Table.from_pylist(rows, schema=EVENT_RESULT_COLUMNS)
     players = sorted({r["player_id"] for r in rows})
-    registry = {"nobody": PlayerInfo("No One", "NOR"), players[0]: PlayerInfo("First", ""),
-                **{pid: PlayerInfo("Registered", "REG") for pid in players[1:40:3]}}
+    registry = {
+        "nobody": PlayerInfo("No One", "NOR"),
+        players[0]: PlayerInfo("First", ""),
+        **{pid: PlayerInfo("Registered", "REG") for pid in players[1:40:3]},
+    }
     system, state = DipPouch(), DipPouch().initial_state()
     months = month_range(Month.of(rows[0]["end_date"]), Month.of(rows[-1]["end_date"]))
     expected_tables = dict(dip_pouch_tables(rows, months, {pid: info.country for pid, info in registry.items()}))
@@ -238,15 +338,17 @@ def test_fast_path_matches_reference_month_by_month(tmp_path, seed):
 def assert_listed_in_order(table):
     """The table's order, ranks and national ranks as plain Python computes them."""
     rows = table.to_pylist()
-    assert [(r["player_id"], r["rating"]) for r in rows] == \
-        sorted(((r["player_id"], r["rating"]) for r in rows), key=lambda pr: (-pr[1], pr[0]))
+    assert [(r["player_id"], r["rating"]) for r in rows] == sorted(
+        ((r["player_id"], r["rating"]) for r in rows), key=lambda pr: (-pr[1], pr[0])
+    )
     for k, r in enumerate(rows):
-        assert r["rank"] == 1 + sum(o["rating"] > r["rating"] for o in rows[:k + 1])
+        assert r["rank"] == 1 + sum(o["rating"] > r["rating"] for o in rows[: k + 1])
         if r["country"] is None:
             assert r["national_rank"] is None
         else:
-            assert r["national_rank"] == 1 + sum(o["country"] == r["country"] and o["rating"] > r["rating"]
-                                                 for o in rows[:k + 1])
+            assert r["national_rank"] == 1 + sum(
+                o["country"] == r["country"] and o["rating"] > r["rating"] for o in rows[: k + 1]
+            )
 
 
 def test_event_kernel_matches_the_rule_row_by_row():
@@ -262,8 +364,9 @@ def test_event_kernel_matches_the_rule_row_by_row():
     end_day = np.array([10, 10, 10, 11, 11, 12, 12], np.int32)
     rating, events, last = np.full(3, 40.0), np.zeros(3, np.int64), np.zeros(3, np.int32)
     before, after = np.zeros(7), np.full(7, np.nan)
-    kernel.apply_events(event_start, value, players, pct, end_day, rating, events, last, before, after,
-                        np.empty(7, np.int64))
+    kernel.apply_events(
+        event_start, value, players, pct, end_day, rating, events, last, before, after, np.empty(7, np.int64)
+    )
     expected = {0: 40.0, 1: 40.0, 2: 40.0}
     counts = [0, 0, 0]
     for e in range(3):
@@ -286,8 +389,13 @@ def test_event_kernel_matches_the_rule_row_by_row():
 def test_tournament_values_match_the_rule():
     from pipeline.systems.dip_pouch import kernel
 
-    cases = [(n, rounds, wc, year) for n in (1, 7, 12, 36, 45, 77, 200) for rounds in (1, 2, 5)
-             for wc in (False, True) for year in (1998, 2000, 2001, 2019)]
+    cases = [
+        (n, rounds, wc, year)
+        for n in (1, 7, 12, 36, 45, 77, 200)
+        for rounds in (1, 2, 5)
+        for wc in (False, True)
+        for year in (1998, 2000, 2001, 2019)
+    ]
     n, rounds, wc, year = (np.array(column) for column in zip(*cases))
     got = kernel.tournament_values(n, rounds, wc, year, 2001)
     assert got.tolist() == [tournament_value(*case[:3], dt.date(case[3], 6, 1)) for case in cases]
@@ -328,10 +436,22 @@ def test_a_state_stepped_again_gives_what_its_checkpoint_gives():
 
     def month_of(month: Month, event: str, players: list[str]) -> MonthInput:
         day = month.last_day
-        rows = [{"event_id": event, "event_name": event, "start_date": day, "end_date": day, "rounds": 3,
-                 "num_players": len(players), "is_world_championship": False, "player_id": pid,
-                 "player_name": pid, "nationality": "FRA" if pid.startswith("b") else "", "placement": k + 1}
-                for k, pid in enumerate(players)]
+        rows = [
+            {
+                "event_id": event,
+                "event_name": event,
+                "start_date": day,
+                "end_date": day,
+                "rounds": 3,
+                "num_players": len(players),
+                "is_world_championship": False,
+                "player_id": pid,
+                "player_name": pid,
+                "nationality": "FRA" if pid.startswith("b") else "",
+                "placement": k + 1,
+            }
+            for k, pid in enumerate(players)
+        ]
         return MonthInput(month, pa.Table.from_pylist(rows, schema=EVENT_RESULT_COLUMNS))
 
     system = DipPouch()
@@ -346,8 +466,10 @@ def test_a_state_stepped_again_gives_what_its_checkpoint_gives():
     assert other.state.ids == ["p1", "p2", "p3", "b1", "b2", "b3"]
     # The first branch goes on as if the second had never been stepped.
     later = system.step(one.state, month_of(march, "e4", ["a2", "b1"]))
-    alone = system.step(system.step(system.decode_state(loads(checkpoint)), month_of(february, "e2", ["a1", "p1", "a2"])).state,
-                        month_of(march, "e4", ["a2", "b1"]))
+    alone = system.step(
+        system.step(system.decode_state(loads(checkpoint)), month_of(february, "e2", ["a1", "p1", "a2"])).state,
+        month_of(march, "e4", ["a2", "b1"]),
+    )
     assert later.table.equals(alone.table) and later.history.equals(alone.history)
     assert later.state.ids == ["p1", "p2", "p3", "a1", "a2", "b1"]
     assert dumps(system.encode_state(start)) == checkpoint

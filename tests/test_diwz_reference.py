@@ -1,5 +1,6 @@
 """The DiWZ fast path against the plain reference on generated games, checkpoint round trips, and
 the compiled kernel's arithmetic against Python's."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -11,16 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.core import state_codec
-from pipeline.synthetic.generator import synthetic_games
 from pipeline.core.months import Month, add_years, month_range
+from pipeline.core.rounding import half_up_int
+from pipeline.synthetic.generator import synthetic_games
+from pipeline.systems.base import MonthInput
+from pipeline.systems.diwz import kernel
+from pipeline.systems.diwz.finish import ELIMINATED, finish_key
 from pipeline.systems.diwz.reference import _erstzahl as reference_erstzahl
 from pipeline.systems.diwz.reference import _w as reference_w
 from pipeline.systems.diwz.reference import reference_diwz
-from pipeline.core.rounding import half_up_int
-from pipeline.systems.diwz import kernel
-from pipeline.systems.base import MonthInput
 from pipeline.systems.diwz.rules import DiWZ, PlayerIndex, day_number, month_games, w_table
-from pipeline.systems.diwz.finish import ELIMINATED, finish_key
 from pipeline.systems.games import PowerResult, rows_to_table
 from pipeline.systems.kernels.ids import string_buffers
 
@@ -113,10 +114,15 @@ def test_games_between_ratings_further_apart_than_the_w_table_match_the_referenc
     for out in outputs:
         history = out.history.to_pylist()
         for game_id in {row["source_id"] for row in history}:
-            before = [row["rating_before"] for row in history if row["source_id"] == game_id and row["rating_before"] is not None]
+            before = [
+                row["rating_before"]
+                for row in history
+                if row["source_id"] == game_id and row["rating_before"] is not None
+            ]
             spreads.append(max(before) - min(before) if before else 0)
     assert max(spreads) > kernel.W_SPAN
     assert min(spreads) <= kernel.W_SPAN
+
 
 def test_checkpoint_round_trip_continues_identically():
     rows = generated(11, n_games=80)
@@ -159,7 +165,7 @@ def test_step_leaves_its_input_state_unchanged():
 def rule_events(outputs) -> dict[str, int]:
     """How often each rule that depends on time or pooling acted in a run."""
     seen: dict[str, int] = defaultdict(int)
-    listed_before: dict[str, int] = {}      # player -> evaluations in last month's list
+    listed_before: dict[str, int] = {}  # player -> evaluations in last month's list
     ever_rated: set[str] = set()
     for out in outputs:
         rows = out.history.to_pylist()
@@ -168,8 +174,10 @@ def rule_events(outputs) -> dict[str, int]:
         for row in rows:
             before, after = row["rating_before"], row["rating_after"]
             pid = row["player_id"]
-            if pid in listed_before and pid not in first_rows and (
-                before is None or (row["evaluations"] == 1 and listed_before[pid] >= 1)
+            if (
+                pid in listed_before
+                and pid not in first_rows
+                and (before is None or (row["evaluations"] == 1 and listed_before[pid] >= 1))
             ):
                 # The rating expired before this game: struck off there (start_1600 gives 1600-0 again).
                 seen["struck off at a game"] += 1
@@ -190,8 +198,13 @@ def rule_events(outputs) -> dict[str, int]:
 
 
 TIME_RULES = {
-    "waiting", "pooled", "first rating", "newcomer collecting", "struck off at a game",
-    "struck off at a month end", "returned with a first rating",
+    "waiting",
+    "pooled",
+    "first rating",
+    "newcomer collecting",
+    "struck off at a game",
+    "struck off at a month end",
+    "returned with a first rating",
 }
 
 
@@ -237,8 +250,12 @@ def test_many_players_grow_every_array_and_match_the_reference():
     carried = [after.arrays.collected_rows for after in states[1:]]
     live = [int(before.arrays.records["collected_count"].sum()) for before in states[:-1]]
     assert carried == live and max(live) > 0
-    first_ratings = [row for out in outputs for row in out.history.to_pylist()
-                     if row["rating_before"] is None and row["rating_after"] is not None]
+    first_ratings = [
+        row
+        for out in outputs
+        for row in out.history.to_pylist()
+        if row["rating_before"] is None and row["rating_after"] is not None
+    ]
     assert first_ratings  # collections were left behind for the copies to drop
     # A checkpoint of the grown state continues identically.
     cut = len(months) // 2
@@ -260,8 +277,14 @@ def test_a_checkpoint_with_one_record_per_player_continues_identically():
     legacy = {
         "first_month": (halfway.first_month.year, halfway.first_month.month),
         "players": {
-            player_id: (record.rating, record.evaluations, record.last_evaluated, record.rated_since,
-                        [list(result) for result in record.pending], [list(result) for result in record.collected])
+            player_id: (
+                record.rating,
+                record.evaluations,
+                record.last_evaluated,
+                record.rated_since,
+                [list(result) for result in record.pending],
+                [list(result) for result in record.collected],
+            )
             for player_id, record in halfway.players.items()
         },
     }
@@ -277,15 +300,38 @@ def test_a_checkpoint_with_one_record_per_player_continues_identically():
 
 def test_compiled_half_up_matches_decimal_rounding():
     rng = np.random.default_rng(5)
-    whole = rng.integers(-10**7, 10**7, 20_000).astype(np.float64)
+    whole = rng.integers(-(10**7), 10**7, 20_000).astype(np.float64)
     halves = whole + 0.5
-    values = np.concatenate([
-        halves, np.nextafter(halves, np.inf), np.nextafter(halves, -np.inf), whole,
-        rng.uniform(-5000, 5000, 20_000), rng.normal(0.0, 1.0, 5_000),
-        rng.uniform(-1.0, 1.0, 5_000) * 2.0 ** rng.integers(-60, 62, 5_000),
-        [0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 0.0, -0.0,
-         2.0**52 - 0.5, 2.0**52 + 1, 2.0**53, -(2.0**53), 2.0**62, -(2.0**62), 5e-324, -5e-324],
-    ])
+    values = np.concatenate(
+        [
+            halves,
+            np.nextafter(halves, np.inf),
+            np.nextafter(halves, -np.inf),
+            whole,
+            rng.uniform(-5000, 5000, 20_000),
+            rng.normal(0.0, 1.0, 5_000),
+            rng.uniform(-1.0, 1.0, 5_000) * 2.0 ** rng.integers(-60, 62, 5_000),
+            [
+                0.5,
+                -0.5,
+                1.5,
+                2.5,
+                -2.5,
+                0.49999999999999994,
+                -0.49999999999999994,
+                0.0,
+                -0.0,
+                2.0**52 - 0.5,
+                2.0**52 + 1,
+                2.0**53,
+                -(2.0**53),
+                2.0**62,
+                -(2.0**62),
+                5e-324,
+                -5e-324,
+            ],
+        ]
+    )
     for value in values.tolist():
         assert kernel.half_up_int(value) == half_up_int(value), value
 
@@ -333,9 +379,11 @@ def sum_in_order(values) -> float:
     return total
 
 
-newcomer_results = st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0]),
-                                      st.integers(-9_000, 9_000) | st.integers(1_000, 2_400)),
-                            min_size=5, max_size=40).filter(lambda rs: 0 < sum(p for p, _ in rs) < len(rs))
+newcomer_results = st.lists(
+    st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.integers(-9_000, 9_000) | st.integers(1_000, 2_400)),
+    min_size=5,
+    max_size=40,
+).filter(lambda rs: 0 < sum(p for p, _ in rs) < len(rs))
 
 
 @given(newcomer_results)
@@ -394,9 +442,26 @@ def test_compiled_finish_key_is_the_rules():
     on every result name, on strings that differ from one in a byte or in length only, and on
     every tier boundary of centres, powers and supply centres."""
     names = ["solo", "draw", "survived", "eliminated", "anarchy"]
-    near = ["", "s", "sol", "solo ", "Solo", "drew", "draws", "eliminate", "eliminatex", "eliminateD",
-            "eliminated!", "xliminated", "eliminated-and-then-some", "dräw", "survivedsurvived",
-            "draw\x00", "solo\x00\x00", "eliminated\x00"]  # the same first bytes, zero-padded, but longer
+    near = [
+        "",
+        "s",
+        "sol",
+        "solo ",
+        "Solo",
+        "drew",
+        "draws",
+        "eliminate",
+        "eliminatex",
+        "eliminateD",
+        "eliminated!",
+        "xliminated",
+        "eliminated-and-then-some",
+        "dräw",
+        "survivedsurvived",
+        "draw\x00",
+        "solo\x00\x00",
+        "eliminated\x00",
+    ]  # the same first bytes, zero-padded, but longer
     strings = pa.array(names + near, pa.string())
     offsets, data = string_buffers(strings)
     for row, result in enumerate(strings.to_pylist()):
@@ -409,10 +474,15 @@ def test_compiled_finish_key_is_the_rules():
             assert kernel.finish_key(compiled_category, centres, year, powers, supply) == key, (result, centres)
 
 
-POWER_FINISHES = st.tuples(st.sampled_from(["solo", "draw", "survived", "eliminated", "anarchy"]),
-                           st.integers(0, 18),
-                           st.one_of(st.integers(1901, 1920), st.integers(-(2**62), 2**62),
-                                     st.sampled_from([2**40 - 1, 2**40, -(2**40), -(2**40) - 1])))
+POWER_FINISHES = st.tuples(
+    st.sampled_from(["solo", "draw", "survived", "eliminated", "anarchy"]),
+    st.integers(0, 18),
+    st.one_of(
+        st.integers(1901, 1920),
+        st.integers(-(2**62), 2**62),
+        st.sampled_from([2**40 - 1, 2**40, -(2**40), -(2**40) - 1]),
+    ),
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -426,14 +496,23 @@ def test_parsed_finish_values_order_a_games_powers_as_their_finish_keys(games):
         game_keys = []
         for k, (result, centres, year) in enumerate(powers):
             year = year if result == "eliminated" else None
-            rows.append({"game_id": f"g{g}", "finished_on": "2020-03-0%d" % (g + 1), "power": f"P{k}",
-                         "player_id": f"p{g}-{k}", "result": result, "centres": centres, "eliminated_year": year})
+            rows.append(
+                {
+                    "game_id": f"g{g}",
+                    "finished_on": "2020-03-0%d" % (g + 1),
+                    "power": f"P{k}",
+                    "player_id": f"p{g}-{k}",
+                    "result": result,
+                    "centres": centres,
+                    "eliminated_year": year,
+                }
+            )
             game_keys.append(finish_key(PowerResult(f"P{k}", f"p{g}-{k}", result, centres, year), len(powers), 34))
         keys.append(game_keys)
     parsed = month_games(rows_to_table(rows), PlayerIndex())
     for g, game_keys in enumerate(keys):
         lo = int(parsed.game_start[g])
-        values = parsed.finish[lo:lo + len(game_keys)].tolist()
+        values = parsed.finish[lo : lo + len(game_keys)].tolist()
         for i, a in enumerate(game_keys):
             for j, b in enumerate(game_keys):
                 assert (values[i] < values[j]) == (a < b) and (values[i] == values[j]) == (a == b), (a, b)
@@ -443,9 +522,17 @@ BOUNDARY_INTEGERS = [v for k in range(19) for v in (10**k - 1, 10**k, 10**k + 1)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-20_000, 20_000),
-                          st.sampled_from(BOUNDARY_INTEGERS + [-v for v in BOUNDARY_INTEGERS] + [-(2**63)])),
-                min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-(2**63), 2**63 - 1),
+            st.integers(-20_000, 20_000),
+            st.sampled_from(BOUNDARY_INTEGERS + [-v for v in BOUNDARY_INTEGERS] + [-(2**63)]),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_compiled_list_numbers_are_pythons_decimal_form(values):
     # The list's display strings ("1797-5") are written by the compiled kernel, digit pairs
     # from a table: each number reads as str() writes it, one after another in one buffer.

@@ -1,4 +1,5 @@
 """DiWZ golden cases (seed 004, SPEC §3.4), run month by month through the real system."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,9 +15,9 @@ import pytest
 from pipeline.core.months import Month, month_range
 from pipeline.core.rounding import half_up
 from pipeline.systems.base import MonthInput, MonthOutput
+from pipeline.systems.diwz.finish import finish_keys, pairwise_score
 from pipeline.systems.diwz.reference import reference_diwz
 from pipeline.systems.diwz.rules import DiWZ
-from pipeline.systems.diwz.finish import finish_keys, pairwise_score
 from pipeline.systems.games import games_from_rows, rows_to_table
 from schemas.diwz import DiWZHistory, DiWZRankings
 from tests.fixtures import diwz_cases as cases
@@ -68,7 +69,9 @@ def game_scores(rows: list[dict], game_id: str) -> dict[tuple[str, str], float]:
     players = [power.player_id for power in game.powers]
     return {
         (players[i], players[j]): pairwise_score(keys[i], keys[j])
-        for i in range(len(players)) for j in range(len(players)) if i != j
+        for i in range(len(players))
+        for j in range(len(players))
+        if i != j
     }
 
 
@@ -114,9 +117,15 @@ def game_problems(rows: list[dict]) -> list[str]:
 
 
 ALL_FIXTURES = [
-    cases.seed_table_one_rows, cases.seed_table_two_rows, cases.finish_groups_rows,
-    cases.first_rating_rows, cases.perfect_newcomer_rows, cases.strike_off_rows,
-    cases.replacement_rows, cases.start_1600_idle_rows, cases.bootstrap_rows,
+    cases.seed_table_one_rows,
+    cases.seed_table_two_rows,
+    cases.finish_groups_rows,
+    cases.first_rating_rows,
+    cases.perfect_newcomer_rows,
+    cases.strike_off_rows,
+    cases.replacement_rows,
+    cases.start_1600_idle_rows,
+    cases.bootstrap_rows,
 ]
 
 
@@ -224,7 +233,11 @@ def test_seed_table_two():
         row = rows[player]
         assert old_display(row) == old
         assert (row["score"], row["opponents"], row["rating_after"], row["performance"], row["pooled"]) == (
-            score, 2, None, None, False
+            score,
+            2,
+            None,
+            None,
+            False,
         )
         assert sorted(state.players[player].pending) == sorted(waiting)
     assert listed(july)["bsp2-spieler-1"]["display"] == "1628-1"
@@ -253,11 +266,20 @@ def test_simultaneous_eliminations_and_end_of_game_groups():
     assert scores == {
         # 7 powers, 34 centres: 18 solo; 10 (70 >= 68) top group; 5 (35 >= 34) middle; anarchy 1 bottom;
         # two eliminated in 1906 (half a point each from the other), one in 1903.
-        "g7-solo": (6.0, 6), "g7-ten": (5.0, 6), "g7-five": (4.0, 6), "g7-anarchy-one": (3.0, 6),
-        "g7-out-1906-a": (1.5, 6), "g7-out-1906-b": (1.5, 6), "g7-out-1903": (0.0, 6),
+        "g7-solo": (6.0, 6),
+        "g7-ten": (5.0, 6),
+        "g7-five": (4.0, 6),
+        "g7-anarchy-one": (3.0, 6),
+        "g7-out-1906-a": (1.5, 6),
+        "g7-out-1906-b": (1.5, 6),
+        "g7-out-1903": (0.0, 6),
         # 6 powers, 30 centres: VZ/N = 5 exactly, so 5 centres is the middle group and 10 the top one.
-        "g6-draw-6": (4.5, 5), "g6-draw-5": (4.5, 5), "g6-ten": (3.0, 5), "g6-five": (2.0, 5),
-        "g6-anarchy-four": (1.0, 5), "g6-out": (0.0, 5),
+        "g6-draw-6": (4.5, 5),
+        "g6-draw-5": (4.5, 5),
+        "g6-ten": (3.0, 5),
+        "g6-five": (2.0, 5),
+        "g6-anarchy-four": (1.0, 5),
+        "g6-out": (0.0, 5),
     }
     table = listed(march)
     # Equal results from equal ratings: equal new ratings, one shared rank.
@@ -290,11 +312,25 @@ def test_first_rating_by_iteration():
             break
         r = following
     assert [round(s, 2) for s in steps] == [
-        1609.13, 1615.98, 1621.13, 1625.01, 1627.93, 1630.13, 1631.79, 1633.04, 1633.99
+        1609.13,
+        1615.98,
+        1621.13,
+        1625.01,
+        1627.93,
+        1630.13,
+        1631.79,
+        1633.04,
+        1633.99,
     ]
     assert int(steps[-1]) == 1633
     assert row["rating_after"] == 1633.0 and row["rating_before"] is None
-    assert (row["score"], row["opponents"], row["niveau"], row["pooled"], row["evaluations"]) == (3.5, 6, 1575.0, True, 1)
+    assert (row["score"], row["opponents"], row["niveau"], row["pooled"], row["evaluations"]) == (
+        3.5,
+        6,
+        1575.0,
+        True,
+        1,
+    )
     # expected and performance are those of the first rating.
     assert row["expected"] == pytest.approx(sum(1 / (1 + 10 ** ((o - 1633) / 400)) for o in opponents))
     assert row["performance"] == pytest.approx(1633 + (3.5 - row["expected"]) * 800 / 6)
@@ -413,14 +449,21 @@ PINNED = [
 ]
 
 
-@pytest.mark.parametrize("make_rows,ratings,last,game_id,player,expected", PINNED,
-                         ids=[f"{game}-{player}" for _, _, _, game, player, _ in PINNED])
+@pytest.mark.parametrize(
+    "make_rows,ratings,last,game_id,player,expected",
+    PINNED,
+    ids=[f"{game}-{player}" for _, _, _, game, player, _ in PINNED],
+)
 def test_pinned_numbers_are_the_references_and_the_fast_paths(make_rows, ratings, last, game_id, player, expected):
     rows = make_rows()
     first = min(Month.of(D(r["finished_on"])) for r in rows)
     final = Month.parse(last) if last else max(Month.of(D(r["finished_on"])) for r in rows)
-    found = [row for month in reference_diwz(rows, month_range(first, final), initial_ratings=ratings)
-             for row in month["history"] if (row["source_id"], row["player_id"]) == (game_id, player)]
+    found = [
+        row
+        for month in reference_diwz(rows, month_range(first, final), initial_ratings=ratings)
+        for row in month["history"]
+        if (row["source_id"], row["player_id"]) == (game_id, player)
+    ]
     assert len(found) == 1
     reference = found[0]
     assert (reference["rating_before"], reference["rating_after"]) == expected
@@ -495,8 +538,9 @@ def test_history_days_are_the_rated_games_whether_or_not_an_unrated_game_has_one
     def without_days(table: pa.Table, game_id: str) -> pa.Table:
         column = table.schema.get_field_index("finished_on")
         undated = pc.equal(table.column("game_id"), game_id)
-        return table.set_column(column, "finished_on",
-                                pc.if_else(undated, pa.scalar(None, pa.date32()), table.column(column)))
+        return table.set_column(
+            column, "finished_on", pc.if_else(undated, pa.scalar(None, pa.date32()), table.column(column))
+        )
 
     rows = rows_to_table(cases.bootstrap_rows())
     march, days = Month(2001, 3), pc.field("finished_on")
@@ -516,8 +560,11 @@ def test_a_month_sliced_from_a_larger_table_reads_its_own_rated_flags(offset):
     """A month handed as a slice (its rated flags starting mid-byte in the column's bits) gives
     what the same rows give as a table of their own: an unrated game between rated ones."""
     rows = rows_to_table(cases.bootstrap_rows())
-    rows = rows.set_column(rows.schema.get_field_index("finished_on"), "finished_on",  # one day for the three games
-                           pa.array([D("2001-03-08")] * rows.num_rows, pa.date32()))
+    rows = rows.set_column(
+        rows.schema.get_field_index("finished_on"),
+        "finished_on",  # one day for the three games
+        pa.array([D("2001-03-08")] * rows.num_rows, pa.date32()),
+    )
     assert rows.column("rated").to_pylist() == [False] * 7 + [True] * 14
     padding = rows.slice(7, offset)  # rated rows before the month's first, unrated, game
     sliced = pa.concat_tables([padding, rows]).combine_chunks().slice(offset)
@@ -571,7 +618,8 @@ def test_models_accept_the_output_and_reject_a_wrong_one():
     with pytest.raises(pandera.errors.SchemaError):
         DiWZHistory.validate(ibis.memtable(pooled_waiting))
     fractional = history.set_column(
-        history.column_names.index("rating_after"), "rating_after",
+        history.column_names.index("rating_after"),
+        "rating_after",
         pa.array([None if v is None else v + 0.5 for v in history["rating_after"].to_pylist()], pa.float64()),
     )
     with pytest.raises(pandera.errors.SchemaError):

@@ -1,4 +1,5 @@
 """The generated table documentation matches the Pandera models."""
+
 from pipeline.docs import DOC_PATH, render_tables_doc
 
 

@@ -1,4 +1,5 @@
 """DuckDB connections the project opens never draw a progress bar (it would end up in run logs)."""
+
 import re
 from pathlib import Path
 
@@ -26,6 +27,6 @@ def test_every_connection_goes_through_connect():
         lines = path.read_text().splitlines()
         for k, line in enumerate(lines):
             if re.search(r"\bduckdb\.connect\(", line):
-                if not any("quiet(" in after for after in lines[k: k + 3]):
+                if not any("quiet(" in after for after in lines[k : k + 3]):
                     opened.append(f"{path.relative_to(ROOT)}:{k + 1}")
     assert opened == []

@@ -1,5 +1,6 @@
 """EaglePoints against the slow reference on generated games, checkpoint round trips, and the
 compiled pieces (the counted top of the table, calendar arithmetic, integer rounding) against plain Python."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -13,20 +14,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.core import state_codec
-from pipeline.synthetic.generator import synthetic_games
 from pipeline.core.months import Month, add_years, month_range
-from pipeline.systems.eagle.reference import as_rows, eagle_reference
 from pipeline.core.rounding import half_up
-from pipeline.systems.eagle import rules as eagle_module
-from pipeline.systems.eagle import kernel as eagle_kernel, table as eagle_table
+from pipeline.synthetic.generator import synthetic_games
 from pipeline.systems.base import GAME_COLUMNS, MonthInput, MonthOutput
+from pipeline.systems.eagle import kernel as eagle_kernel
+from pipeline.systems.eagle import rules as eagle_module
+from pipeline.systems.eagle import table as eagle_table
+from pipeline.systems.eagle.reference import as_rows, eagle_reference
 from pipeline.systems.eagle.rules import EPOCH, EaglePoints, string_buffers
 from pipeline.systems.games import games_from_rows, rows_to_table
 from tests.fixtures.eagle_cases import listing_window_games
 
 TABLE_COLUMNS = ["rank", "player_id", "rating", "points", "games", "last_game_date", "points_to_defend", "new_eagles"]
-HISTORY_COLUMNS = ["source_id", "source_date", "player_id", "rating_before", "rating_after",
-                   "contribution", "game_value", "points"]
+HISTORY_COLUMNS = [
+    "source_id",
+    "source_date",
+    "player_id",
+    "rating_before",
+    "rating_after",
+    "contribution",
+    "game_value",
+    "points",
+]
 AWARD_COLUMNS = ["award", "period", "player_id", "value", "game_id"]
 
 
@@ -66,8 +76,9 @@ def assert_matches_reference(rows: list[dict], variants: tuple[str, ...], positi
     return fast
 
 
-def generated_rows(seed: int, n_games: int, n_players: int, first: dt.date, last: dt.date,
-                   prefix: str = "g") -> list[dict]:
+def generated_rows(
+    seed: int, n_games: int, n_players: int, first: dt.date, last: dt.date, prefix: str = "g"
+) -> list[dict]:
     """synthetic_games rows with game ids prefixed (so batches can be combined)."""
     rows = list(synthetic_games(seed, n_games, n_players, first, last))
     for row in rows:
@@ -95,16 +106,22 @@ def test_fast_path_matches_reference(seed, n_players, n_games, years, positions,
 
 def gap_rows() -> list[dict]:
     """Two bursts of games among the same players 8 years apart, so listing ends and restarts happen."""
-    return (generated_rows(11, 40, 25, dt.date(2000, 1, 1), dt.date(2000, 12, 31), "a")
-            + generated_rows(12, 25, 25, dt.date(2003, 1, 1), dt.date(2003, 3, 31), "b")
-            + generated_rows(13, 40, 25, dt.date(2008, 6, 1), dt.date(2009, 6, 30), "c"))
+    return (
+        generated_rows(11, 40, 25, dt.date(2000, 1, 1), dt.date(2000, 12, 31), "a")
+        + generated_rows(12, 25, 25, dt.date(2003, 1, 1), dt.date(2003, 3, 31), "b")
+        + generated_rows(13, 40, 25, dt.date(2008, 6, 1), dt.date(2009, 6, 30), "c")
+    )
 
 
 def test_listing_ends_and_restarts_match_reference_in_both_modes():
     for positions in ("published", "live"):
         outputs = assert_matches_reference(gap_rows(), ("standard",), positions)
-        restarted = [row for out in outputs for row in out.history.to_pylist()
-                     if row["source_id"].startswith("c") and row["rating_before"] is None]
+        restarted = [
+            row
+            for out in outputs
+            for row in out.history.to_pylist()
+            if row["source_id"].startswith("c") and row["rating_before"] is None
+        ]
         assert restarted, "the 8-year gap must restart some players"
         assert any(out.table.num_rows == 0 for out in outputs), "everyone must drop off the list at some point"
 
@@ -129,9 +146,10 @@ def test_checkpoint_round_trip_gives_identical_later_months():
             restored = system.decode_state(data)
             assert list(restored.listed) == list(straight[cut].state.listed)
             assert state_codec.dumps(system.encode_state(restored)) == state_codec.dumps(
-                system.encode_state(straight[cut].state))
-            resumed = run_fast(system, inputs[cut + 1:], restored)
-            for a, b in zip(straight[cut + 1:], resumed, strict=True):
+                system.encode_state(straight[cut].state)
+            )
+            resumed = run_fast(system, inputs[cut + 1 :], restored)
+            for a, b in zip(straight[cut + 1 :], resumed, strict=True):
                 assert a.table.equals(b.table) and a.history.equals(b.history)
                 assert a.extras["awards"].equals(b.extras["awards"])
 
@@ -145,8 +163,8 @@ def test_checkpoint_on_the_day_a_listing_ends():
     restored = system.decode_state(state_codec.loads(state_codec.dumps(system.encode_state(straight[cut].state))))
     assert list(restored.listed) == list(straight[cut].state.listed)
     assert not any(key[-1] == "lapsed" for key in restored.listed)
-    resumed = run_fast(system, inputs[cut + 1:], restored)
-    assert [o.table for o in resumed] == [o.table for o in straight[cut + 1:]]
+    resumed = run_fast(system, inputs[cut + 1 :], restored)
+    assert [o.table for o in resumed] == [o.table for o in straight[cut + 1 :]]
 
 
 def test_initial_state_round_trips():
@@ -158,17 +176,19 @@ def test_initial_state_round_trips():
     assert [o.table for o in fresh] == [o.table for o in decoded]
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Larger histories: every time rule, many players
 # ---------------------------------------------------------------------------------------------
 
+
 def three_eras(seed: int, n_games: int, n_players: int) -> list[dict]:
     """Games among one pool of players in three bursts: the second comes back after more than 2
     years (listings end, games are kept), the third after more than 7 (everyone starts over)."""
-    return (generated_rows(seed, n_games * 3 // 5, n_players, dt.date(2001, 1, 1), dt.date(2004, 6, 30), "a")
-            + generated_rows(seed + 1, n_games // 5, n_players, dt.date(2006, 9, 1), dt.date(2007, 12, 31), "b")
-            + generated_rows(seed + 2, n_games // 5, n_players, dt.date(2015, 1, 1), dt.date(2016, 2, 29), "c"))
+    return (
+        generated_rows(seed, n_games * 3 // 5, n_players, dt.date(2001, 1, 1), dt.date(2004, 6, 30), "a")
+        + generated_rows(seed + 1, n_games // 5, n_players, dt.date(2006, 9, 1), dt.date(2007, 12, 31), "b")
+        + generated_rows(seed + 2, n_games // 5, n_players, dt.date(2015, 1, 1), dt.date(2016, 2, 29), "c")
+    )
 
 
 def assert_live_table_holds_the_top(outputs: list[MonthOutput]) -> None:
@@ -207,9 +227,12 @@ def test_years_of_generated_games_match_reference(seed, n_players, positions):
     assert any(row["games"] > 10 and row["points_to_defend"] is not None for table in tables for row in table)
     assert any(not table for table in tables)
     assert any(row["source_id"].startswith("b") and row["rating_before"] is not None for row in history)
-    assert any(row["source_id"].startswith("c") and row["rating_before"] is None
-               and any(r["player_id"] == row["player_id"] for r in history if r["source_id"].startswith("a"))
-               for row in history)
+    assert any(
+        row["source_id"].startswith("c")
+        and row["rating_before"] is None
+        and any(r["player_id"] == row["player_id"] for r in history if r["source_id"].startswith("a"))
+        for row in history
+    )
     assert sum(1 for out in outputs if out.extras["awards"].num_rows > 1) >= 4  # the Decembers' titles
     if positions == "live":
         assert_live_table_holds_the_top(outputs)
@@ -231,8 +254,9 @@ def test_live_threshold_comes_down_when_the_top_expires(monkeypatch):
     # A small top (602..640 players) over a table of about a thousand: its threshold goes up as
     # the table grows, and comes down to players below it when the first burst's listings end.
     monkeypatch.setattr(eagle_module, "TOP_SIZES", np.array([602, 620, 640], dtype=np.int64))
-    rows = (generated_rows(41, 300, 1500, dt.date(2010, 1, 1), dt.date(2010, 3, 31), "a")
-            + generated_rows(141, 200, 1500, dt.date(2011, 1, 1), dt.date(2012, 6, 30), "b"))
+    rows = generated_rows(41, 300, 1500, dt.date(2010, 1, 1), dt.date(2010, 3, 31), "a") + generated_rows(
+        141, 200, 1500, dt.date(2011, 1, 1), dt.date(2012, 6, 30), "b"
+    )
     outputs = assert_matches_reference(rows, ("standard",), "live")
     assert_live_table_holds_the_top(outputs)
     thresholds = [int(out.state.live.meta[eagle_kernel.THRESHOLD]) for out in outputs]
@@ -259,6 +283,7 @@ def test_stepping_an_earlier_state_again_leaves_it_as_it_was():
 # The compiled pieces
 # ---------------------------------------------------------------------------------------------
 
+
 @settings(max_examples=5, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_counted_top_agrees_with_a_sorted_list(seed):
@@ -269,8 +294,10 @@ def test_counted_top_agrees_with_a_sorted_list(seed):
     games = rng.integers(1, 4, n).astype(np.int64)
     last = rng.integers(0, 3, n).astype(np.int32)
     # Ids of different lengths, some prefixes of others, some beyond ASCII.
-    ids = [("p" + "é" * int(rng.integers(0, 2)) + str(int(v)))[: int(rng.integers(2, 6))] + f"#{i}"
-           for i, v in enumerate(rng.permutation(n))]
+    ids = [
+        ("p" + "é" * int(rng.integers(0, 2)) + str(int(v)))[: int(rng.integers(2, 6))] + f"#{i}"
+        for i, v in enumerate(rng.permutation(n))
+    ]
     id_offsets, id_bytes = (a.copy() for a in string_buffers(pa.array(ids, pa.string())))
     top = eagle_table.empty(n, 5)
     keys = (points, games, last, id_offsets, id_bytes)
@@ -306,8 +333,9 @@ def test_counted_top_agrees_with_a_sorted_list(seed):
     for value in range(37):
         assert eagle_table.at_most(grown, value) == sum(1 for q in members if points[q] <= value)
     probe = int(rng.integers(n))
-    assert (eagle_table.rank(grown, len(members), probe, n, *keys)
-            == sum(1 for q in members if q != probe and key(q) < key(probe)))
+    assert eagle_table.rank(grown, len(members), probe, n, *keys) == sum(
+        1 for q in members if q != probe and key(q) < key(probe)
+    )
     # Points the arrays do not count are refused, not written past them.
     outside = int(next(q for q in range(n) if q not in members)) if len(members) < n else None
     if outside is not None:
@@ -323,7 +351,9 @@ def test_counted_top_agrees_with_a_sorted_list(seed):
 def test_calendar_arithmetic_matches_the_python_dates():
     first, last = dt.date(1954, 1, 1), dt.date(2030, 12, 31)
     samples = list(range((first - EPOCH).days, (last - EPOCH).days + 1, 13))
-    samples += [(dt.date(y, 2, d) - EPOCH).days + shift for y in (1996, 2000, 2004) for d in (28, 29) for shift in (-1, 0, 1)]
+    samples += [
+        (dt.date(y, 2, d) - EPOCH).days + shift for y in (1996, 2000, 2004) for d in (28, 29) for shift in (-1, 0, 1)
+    ]
     for d in samples:
         day = EPOCH + dt.timedelta(days=d)
         assert eagle_kernel.civil_from_days(d) == (day.year, day.month, day.day)
@@ -346,5 +376,7 @@ def test_integer_game_points_round_half_up_like_decimals():
             assert eagle_kernel.game_points(eagle_kernel.DRAW, 0, by_result) == expected
         assert eagle_kernel.game_points(eagle_kernel.SOLO, 18, by_result) == value
     eagle_kernel.result_points(700, 0, by_result)
-    assert [eagle_kernel.game_points(r, 5, by_result) for r in (eagle_kernel.SURVIVED, eagle_kernel.ELIMINATED,
-                                                                eagle_kernel.ANARCHY)] == [15, 1, 0]
+    assert [
+        eagle_kernel.game_points(r, 5, by_result)
+        for r in (eagle_kernel.SURVIVED, eagle_kernel.ELIMINATED, eagle_kernel.ANARCHY)
+    ] == [15, 1, 0]

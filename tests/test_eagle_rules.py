@@ -1,4 +1,5 @@
 """Golden cases and decisions of SPEC §3.3 (Eagle points), run through EaglePoints.step month by month."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -61,14 +62,17 @@ def awards(out: MonthOutput) -> list[tuple]:
 # The fixtures are valid games (SPEC §2)
 # ---------------------------------------------------------------------------------------------
 
+
 def game_rule_violations(rows: list[dict]) -> list[str]:
     """What breaks SPEC §2's game rules in the rows of one game (empty when valid)."""
     problems = []
     results = [r["result"] for r in rows]
     if len(rows) < 2:
         problems.append("fewer than 2 powers")
-    if not ((results.count("solo") == 1 and results.count("draw") == 0)
-            or (results.count("solo") == 0 and results.count("draw") >= 2)):
+    if not (
+        (results.count("solo") == 1 and results.count("draw") == 0)
+        or (results.count("solo") == 0 and results.count("draw") >= 2)
+    ):
         problems.append("needs one solo and no draw, or two or more draws")
     for field in ("variant", "supply_centres", "finished_on"):
         if len({r[field] for r in rows}) != 1:
@@ -116,12 +120,35 @@ def test_validity_check_catches_a_broken_game():
 # ---------------------------------------------------------------------------------------------
 
 GOLDEN_CONTRIBUTIONS = {
-    1: "2.00", 2: "2.00", 3: "2.00", 4: "1.99", 5: "1.99", 6: "1.99", 7: "1.99",
-    48: "1.88", 49: "1.88", 50: "1.88", 51: "1.88", 100: "1.75",
-    400: "1.00", 401: "1.00", 402: "1.00", 403: "1.00", 500: "0.75", 501: "0.75", 502: "0.75", 503: "0.75",
-    601: "0.50", 602: "0.50", 603: "0.50", 700: "0.50", 10_000: "0.50",
+    1: "2.00",
+    2: "2.00",
+    3: "2.00",
+    4: "1.99",
+    5: "1.99",
+    6: "1.99",
+    7: "1.99",
+    48: "1.88",
+    49: "1.88",
+    50: "1.88",
+    51: "1.88",
+    100: "1.75",
+    400: "1.00",
+    401: "1.00",
+    402: "1.00",
+    403: "1.00",
+    500: "0.75",
+    501: "0.75",
+    502: "0.75",
+    503: "0.75",
+    601: "0.50",
+    602: "0.50",
+    603: "0.50",
+    700: "0.50",
+    10_000: "0.50",
     # Seed errata (SPEC decision): the seed prints 1.75 for 99 and 1.25 for 199/200; the formula stands.
-    99: "1.76", 199: "1.51", 200: "1.50",
+    99: "1.76",
+    199: "1.51",
+    200: "1.50",
 }
 
 
@@ -148,9 +175,11 @@ def test_ladder_table_places_each_player_and_shows_new_eagles():
 def probe_expectations() -> dict[str, float]:
     """Contribution each February probe player should bring, from the golden list."""
     return {
-        cases.LADDER_NEWCOMER if p is None else cases.ladder_player(p):
-            0.50 if p is None else float(GOLDEN_CONTRIBUTIONS[p])
-        for probe in cases.LADDER_PROBES for p in probe
+        cases.LADDER_NEWCOMER if p is None else cases.ladder_player(p): 0.50
+        if p is None
+        else float(GOLDEN_CONTRIBUTIONS[p])
+        for probe in cases.LADDER_PROBES
+        for p in probe
     }
 
 
@@ -168,7 +197,8 @@ def test_live_positions_make_positions_one_to_seven_worth_13_96():
     february = run_months(cases.position_ladder_games(), positions="live")[Month(2024, 2)]
     first = history_rows(february, "ladder_probe_1")
     assert {pid: row["contribution"] for pid, row in first.items()} == {
-        cases.ladder_player(p): float(GOLDEN_CONTRIBUTIONS[p]) for p in range(1, 8)}
+        cases.ladder_player(p): float(GOLDEN_CONTRIBUTIONS[p]) for p in range(1, 8)
+    }
     assert {row["game_value"] for row in first.values()} == {13.96}
     assert first[cases.ladder_player(1)]["points"] == 13.96
 
@@ -179,13 +209,21 @@ def test_seven_unlisted_players_make_a_game_worth_3_50():
     assert {row["contribution"] for row in rows.values()} == {0.50}
     assert {row["game_value"] for row in rows.values()} == {3.50}
     assert {pid: row["points"] for pid, row in rows.items()} == {
-        "u1": 3.50, "u2": 0.14, "u3": 0.12, "u4": 0.01, "u5": 0.01, "u6": 0.11, "u7": 0.01}
+        "u1": 3.50,
+        "u2": 0.14,
+        "u3": 0.12,
+        "u4": 0.01,
+        "u5": 0.01,
+        "u6": 0.11,
+        "u7": 0.01,
+    }
     assert all(row["rating_before"] is None for row in rows.values())
 
 
 # ---------------------------------------------------------------------------------------------
 # Points
 # ---------------------------------------------------------------------------------------------
+
 
 def test_draw_shares_round_half_up_and_anarchy_scores_nothing():
     out = run_months(cases.draw_share_games())[Month(2024, 1)]
@@ -211,13 +249,18 @@ def test_top_seven_playing_each_other_reach_the_highest_table(positions):
     leader = december.table.to_pylist()[0]
     # The January 3.50 dropped out at the 11th game: ten solos of 13.96.
     assert (leader["player_id"], leader["points"], leader["games"], leader["points_to_defend"]) == (
-        "top_w", 139.60, 11, 13.96)
+        "top_w",
+        139.60,
+        11,
+        13.96,
+    )
     assert max(p for out in outputs.values() for p in out.table.column("points").to_pylist()) < 140
 
 
 # ---------------------------------------------------------------------------------------------
 # Table order, window and listing
 # ---------------------------------------------------------------------------------------------
+
 
 def test_tie_breaks_points_then_fewer_games_then_later_game_then_player_id():
     table = run_months(cases.tie_break_games())[Month(2024, 1)].table.to_pylist()
@@ -240,9 +283,9 @@ def test_last_ten_games_and_points_to_defend():
         row = table_rows(outputs[Month(2024, month)])["steady"]
         return row["games"], row["points"], row["points_to_defend"]
 
-    assert steady(9) == (9, 1.35, None)     # 0.11 + ... + 0.19
-    assert steady(10) == (10, 1.55, 0.11)   # shown from 10 games: game 1 drops at the next game
-    assert steady(11) == (11, 1.65, 0.12)   # 0.12 + ... + 0.21: game 1 dropped, game 2 next
+    assert steady(9) == (9, 1.35, None)  # 0.11 + ... + 0.19
+    assert steady(10) == (10, 1.55, 0.11)  # shown from 10 games: game 1 drops at the next game
+    assert steady(11) == (11, 1.65, 0.12)  # 0.12 + ... + 0.21: game 1 dropped, game 2 next
     eleventh = history_rows(outputs[Month(2024, 11)], "steady_11")["steady"]
     assert (eleventh["rating_before"], eleventh["points"], eleventh["rating_after"]) == (1.55, 0.21, 1.65)
 
@@ -273,6 +316,7 @@ def test_more_than_seven_years_away_starts_over():
 # Position modes
 # ---------------------------------------------------------------------------------------------
 
+
 def test_published_and_live_positions_differ():
     published = history_rows(run_months(cases.published_vs_live_games())[Month(2024, 2)], "pl_g3")
     live = history_rows(run_months(cases.published_vs_live_games(), positions="live")[Month(2024, 2)], "pl_g3")
@@ -293,6 +337,7 @@ def test_positions_setting_is_checked():
 # Counted games and responsible players
 # ---------------------------------------------------------------------------------------------
 
+
 def test_only_configured_variants_count_and_the_rated_flag_does_not_apply():
     default = run_months(cases.variant_and_responsibility_games())[Month(2024, 1)]
     assert {row["source_id"] for row in default.history.to_pylist()} == {"vf_unrated", "vf_replaced"}
@@ -307,14 +352,15 @@ def test_only_configured_variants_count_and_the_rated_flag_does_not_apply():
 def test_results_belong_to_the_responsible_player():
     out = run_months(cases.variant_and_responsibility_games())[Month(2024, 1)]
     rows = history_rows(out, "vf_replaced")
-    assert rows["vf_orig1"]["points"] == 0.13      # the replacement denied: the original is rated
-    assert rows["vf_sub2"]["points"] == 0.14       # no denial: the replacement is rated
+    assert rows["vf_orig1"]["points"] == 0.13  # the replacement denied: the original is rated
+    assert rows["vf_sub2"]["points"] == 0.14  # no denial: the replacement is rated
     assert "vf_sub1" not in rows and "vf_orig2" not in rows
 
 
 # ---------------------------------------------------------------------------------------------
 # Awards
 # ---------------------------------------------------------------------------------------------
+
 
 def test_awards_on_a_small_history():
     outputs = run_months(cases.awards_games(), last=Month(2023, 12))
@@ -361,6 +407,7 @@ def test_awards_game_values_come_from_the_published_positions():
 # Stepping contract and output schemas
 # ---------------------------------------------------------------------------------------------
 
+
 def test_rerunning_a_month_from_the_same_state_gives_the_same_output():
     system = EaglePoints(positions="live")
     grouped = rows_by_month(cases.awards_games())
@@ -391,13 +438,15 @@ def test_a_counted_game_needs_its_finishing_day_and_another_variant_does_not():
     def without_days(table: pa.Table, players: set[str]) -> pa.Table:
         column = table.schema.get_field_index("finished_on")
         undated = pa.array([p in players for p in table.column("player_id").to_pylist()])
-        return table.set_column(column, "finished_on",
-                                pc.if_else(undated, pa.scalar(None, pa.date32()), table.column(column)))
+        return table.set_column(
+            column, "finished_on", pc.if_else(undated, pa.scalar(None, pa.date32()), table.column(column))
+        )
 
     system = EaglePoints()
     state = system.step(system.initial_state(), MonthInput(Month(2023, 12), GAME_COLUMNS.empty_table())).state
-    other = without_days(rows_to_table(cases.game("undated", "2024-01-05", [("x1", "solo", 18)], variant="youngstown")),
-                         {"x1"})
+    other = without_days(
+        rows_to_table(cases.game("undated", "2024-01-05", [("x1", "solo", 18)], variant="youngstown")), {"x1"}
+    )
     counted = rows_to_table(cases.unlisted_seven_game())
     out = system.step(state, MonthInput(Month(2024, 1), pa.concat_tables([other, counted])))
     assert out.history.column("source_date").to_pylist() == [dt.date(2024, 1, 10)] * counted.num_rows
@@ -411,8 +460,9 @@ def test_a_game_without_a_variant_is_not_counted():
     system = EaglePoints()
     state = system.step(system.initial_state(), MonthInput(Month(2023, 12), GAME_COLUMNS.empty_table())).state
     missing = rows_to_table(cases.game("no-variant", "2024-01-05", [("x1", "solo", 18), ("x2", "eliminated", 0)]))
-    missing = missing.set_column(missing.schema.get_field_index("variant"), "variant",
-                                 pa.nulls(missing.num_rows, pa.string()))
+    missing = missing.set_column(
+        missing.schema.get_field_index("variant"), "variant", pa.nulls(missing.num_rows, pa.string())
+    )
     counted = rows_to_table(cases.unlisted_seven_game())
     before = rows_to_table(cases.game("before", "2024-01-02", [("y1", "solo", 18)]))
     month = pa.concat_tables([before, missing, counted]).combine_chunks().slice(before.num_rows)
@@ -448,11 +498,13 @@ def test_models_accept_the_outputs_and_reject_wrong_values():
     EagleHistory.validate(ibis.memtable(history.add_column(0, "system", pa.array(["eagle"] * history.num_rows))))
     EagleAwards.validate(ibis.memtable(december.extras["awards"]))
 
-    too_generous = rankings.set_column(rankings.column_names.index("new_eagles"), "new_eagles",
-                                       pa.array([2.5] * rankings.num_rows, pa.float64()))
+    too_generous = rankings.set_column(
+        rankings.column_names.index("new_eagles"), "new_eagles", pa.array([2.5] * rankings.num_rows, pa.float64())
+    )
     with pytest.raises(pandera.errors.SchemaError):
         EagleRankings.validate(ibis.memtable(too_generous))
     unknown_award = december.extras["awards"].set_column(
-        0, "award", pa.array(["best_dressed"] * december.extras["awards"].num_rows, pa.string()))
+        0, "award", pa.array(["best_dressed"] * december.extras["awards"].num_rows, pa.string())
+    )
     with pytest.raises(pandera.errors.SchemaError):
         EagleAwards.validate(ibis.memtable(unknown_award))

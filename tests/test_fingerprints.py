@@ -1,5 +1,6 @@
 """Month fingerprints of the validated feeds: one per month with rows, blind to row order, changed by
 any value of the month's rows and by nothing outside the month; and the chain built on them."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -134,15 +135,36 @@ def test_a_late_game_in_an_empty_month_adds_only_that_month(tmp_path):
 
 
 def events() -> tuple[list[dict], list[dict]]:
-    ends = {"e1": dt.date(2020, 1, 12), "e2": dt.date(2020, 2, 9), "e3": dt.date(2020, 2, 23), "e4": dt.date(2020, 3, 8)}
+    ends = {
+        "e1": dt.date(2020, 1, 12),
+        "e2": dt.date(2020, 2, 9),
+        "e3": dt.date(2020, 2, 23),
+        "e4": dt.date(2020, 3, 8),
+    }
     event_rows = [
-        {"event_id": e, "name": f"Open {e}", "start_date": end - dt.timedelta(days=1), "end_date": end,
-         "location": "Oslo", "country": "NOR", "rounds": 3, "num_players": 5, "is_world_championship": e == "e3"}
+        {
+            "event_id": e,
+            "name": f"Open {e}",
+            "start_date": end - dt.timedelta(days=1),
+            "end_date": end,
+            "location": "Oslo",
+            "country": "NOR",
+            "rounds": 3,
+            "num_players": 5,
+            "is_world_championship": e == "e3",
+        }
         for e, end in ends.items()
     ]
     results = [
-        {"event_id": e, "player_id": f"p{k:05d}", "player_name": f"Player {k}", "nationality": "NOR", "placement": k + 1}
-        for e in ends for k in range(5)
+        {
+            "event_id": e,
+            "player_id": f"p{k:05d}",
+            "player_name": f"Player {k}",
+            "nationality": "NOR",
+            "placement": k + 1,
+        }
+        for e in ends
+        for k in range(5)
     ]
     return event_rows, results
 
@@ -163,7 +185,9 @@ RESULT_CHANGES = {
 }
 
 
-@pytest.mark.parametrize("table,column", [("events", c) for c in EVENT_CHANGES] + [("event_results", c) for c in RESULT_CHANGES])
+@pytest.mark.parametrize(
+    "table,column", [("events", c) for c in EVENT_CHANGES] + [("event_results", c) for c in RESULT_CHANGES]
+)
 def test_one_changed_event_value_changes_its_month_only(tmp_path, table, column):
     event_rows, results = events()
     before = fingerprints(tmp_path, "before", events=event_rows, event_results=results)
@@ -232,5 +256,6 @@ def test_chain_depends_on_configuration_registry_and_first_month(tmp_path):
     with_registry = chain(validated_warehouse(tmp_path / "r1", games=rows, players=players))
     assert all(with_registry[m] != base[m] for m in base)
     renamed = [dict(players[0], country="GBR")]
-    assert all(chain(validated_warehouse(tmp_path / "r2", games=rows, players=renamed))[m] != with_registry[m]
-               for m in base)
+    assert all(
+        chain(validated_warehouse(tmp_path / "r2", games=rows, players=renamed))[m] != with_registry[m] for m in base
+    )

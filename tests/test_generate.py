@@ -1,4 +1,5 @@
 """The synthetic feed generator and the bundled sample: every SPEC §2 rule, determinism, the mix."""
+
 from __future__ import annotations
 
 import csv
@@ -18,10 +19,33 @@ ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw"
 
 COLUMNS = {
-    "games": ["game_id", "site", "variant", "supply_centres", "finished_on", "rated", "power", "player_id",
-              "player_name", "original_player_id", "replacement_denies", "result", "centres", "eliminated_year"],
-    "events": ["event_id", "name", "start_date", "end_date", "location", "country", "rounds", "num_players",
-               "is_world_championship"],
+    "games": [
+        "game_id",
+        "site",
+        "variant",
+        "supply_centres",
+        "finished_on",
+        "rated",
+        "power",
+        "player_id",
+        "player_name",
+        "original_player_id",
+        "replacement_denies",
+        "result",
+        "centres",
+        "eliminated_year",
+    ],
+    "events": [
+        "event_id",
+        "name",
+        "start_date",
+        "end_date",
+        "location",
+        "country",
+        "rounds",
+        "num_players",
+        "is_world_championship",
+    ],
     "event_results": ["event_id", "player_id", "player_name", "nationality", "placement"],
     "players": ["player_id", "name", "country"],
 }
@@ -33,13 +57,35 @@ TODAY = dt.date.today()
 
 # Seed 000: Dixie 33 2019 as listed on the WDD page.
 DIXIE_33 = [
-    (1, "David MILLER"), (2, "Bill HACKENBRACHT"), (3, "Brad BLITSTEIN"), (4, "Peter YEARGIN"),
-    (5, "Jeff LADD"), (5, "Edwin TURNAGE"), (7, "Tanya GILL"), (8, "Brian ECTON"), (9, "Michael BINDER"),
-    (10, "Todd CRAIG"), (11, "Emily TURNAGE"), (12, "Derek HANLIN"), (13, "Keith WEST"),
-    (14, "Emmett WAINWRIGHT"), (15, "Mitchell MCCONEGHEY"), (16, "Jason MASTBAUM"), (17, "Eric ERIKSON"),
-    (18, "Alex RONKE"), (19, "Hudson DEFOE"), (20, "Vince LUTTERBIE"), (21, "Dan POLLOCK"),
-    (22, "Clem JAYNE"), (23, "Scott CROOK"), (24, "Alex MASLOW"), (25, "Rob KOHR"), (26, "Vince AGOSTA"),
-    (26, "Christian WEST"), (28, "Tim RICHARDSON"), (29, "Colin WEST"),
+    (1, "David MILLER"),
+    (2, "Bill HACKENBRACHT"),
+    (3, "Brad BLITSTEIN"),
+    (4, "Peter YEARGIN"),
+    (5, "Jeff LADD"),
+    (5, "Edwin TURNAGE"),
+    (7, "Tanya GILL"),
+    (8, "Brian ECTON"),
+    (9, "Michael BINDER"),
+    (10, "Todd CRAIG"),
+    (11, "Emily TURNAGE"),
+    (12, "Derek HANLIN"),
+    (13, "Keith WEST"),
+    (14, "Emmett WAINWRIGHT"),
+    (15, "Mitchell MCCONEGHEY"),
+    (16, "Jason MASTBAUM"),
+    (17, "Eric ERIKSON"),
+    (18, "Alex RONKE"),
+    (19, "Hudson DEFOE"),
+    (20, "Vince LUTTERBIE"),
+    (21, "Dan POLLOCK"),
+    (22, "Clem JAYNE"),
+    (23, "Scott CROOK"),
+    (24, "Alex MASLOW"),
+    (25, "Rob KOHR"),
+    (26, "Vince AGOSTA"),
+    (26, "Christian WEST"),
+    (28, "Tim RICHARDSON"),
+    (29, "Colin WEST"),
 ]
 
 
@@ -101,8 +147,12 @@ def read_file(feed: str, path: Path) -> list[dict]:
 
 def read_feed(root: Path, feed: str) -> tuple[list[dict], list[Path]]:
     """A feed's rows after deduplication (for a key delivered twice, the later file wins)."""
-    keys = {"games": ("game_id", "power"), "events": ("event_id",),
-            "event_results": ("event_id", "player_id"), "players": ("player_id",)}[feed]
+    keys = {
+        "games": ("game_id", "power"),
+        "events": ("event_id",),
+        "event_results": ("event_id", "player_id"),
+        "players": ("player_id",),
+    }[feed]
     files = sorted(p for p in (root / feed).iterdir() if not p.name.startswith("."))
     merged: dict[tuple, dict] = {}
     for path in files:
@@ -140,7 +190,9 @@ def check_games(rows: list[dict]) -> dict[str, list[dict]]:
             assert len({p[key] for p in powers}) == 1, (game_id, key)
         assert len({p["power"] for p in powers}) == len(powers), game_id
         results = Counter(p["result"] for p in powers)
-        assert (results["solo"] == 1 and results["draw"] == 0) or (results["solo"] == 0 and results["draw"] >= 2), game_id
+        assert (results["solo"] == 1 and results["draw"] == 0) or (results["solo"] == 0 and results["draw"] >= 2), (
+            game_id
+        )
         for p in powers:
             if p["result"] == "eliminated":
                 assert p["centres"] == 0, p
@@ -268,7 +320,8 @@ def test_generated_feed_follows_every_rule_and_has_the_mix(small_feed):
     assert {r["draw"] for r in results if r["draw"]} == {2, 3, 4, 5}
     assert any(r["anarchy"] for r in results) and any(r["survived"] for r in results)
     simultaneous = [
-        g for g in games.values()
+        g
+        for g in games.values()
         if any(n >= 2 for n in Counter(p["eliminated_year"] for p in g if p["result"] == "eliminated").values())
     ]
     assert simultaneous
@@ -314,7 +367,9 @@ def test_same_arguments_same_bytes(tmp_path, fmt):
     assert len(tree["games"]) == 900
     other = write_feeds(tmp_path / "c", **{**args, "seed": 4})
     assert other["games"] == 900
-    assert (tmp_path / "c/games/games-00000." f"{fmt}").read_bytes() != (tmp_path / "a/games/games-00000." f"{fmt}").read_bytes()
+    assert (tmp_path / f"c/games/games-00000.{fmt}").read_bytes() != (
+        tmp_path / f"a/games/games-00000.{fmt}"
+    ).read_bytes()
 
 
 def test_rewriting_a_folder_leaves_no_stale_parts(tmp_path):
@@ -371,15 +426,23 @@ def test_game_rows_are_valid_and_use_substitutes_once():
     players = [f"a{i}" for i in range(7)]
     rows = []
     for g in range(300):
-        rows += game_rows(rng, f"x{g}", dt.date(2020, 5, 1), players, replacement_rate=0.3,
-                          substitutes=["s1", "s2", "a0", "a3"], supply_centres=58 if g % 5 == 0 else 34)
+        rows += game_rows(
+            rng,
+            f"x{g}",
+            dt.date(2020, 5, 1),
+            players,
+            replacement_rate=0.3,
+            substitutes=["s1", "s2", "a0", "a3"],
+            supply_centres=58 if g % 5 == 0 else 34,
+        )
     games = check_games(rows)
     used = {p["player_id"] for p in rows if p["original_player_id"]}
     assert used == {"s1", "s2"}
     assert any(p["replacement_denies"] for p in rows)
     assert {g[0]["supply_centres"] for g in games.values()} == {34, 58}
     assert game_rows(random.Random(1), "y", dt.date(2020, 5, 1), players) == game_rows(
-        random.Random(1), "y", dt.date(2020, 5, 1), players)
+        random.Random(1), "y", dt.date(2020, 5, 1), players
+    )
     with pytest.raises(ValueError):
         game_rows(random.Random(1), "z", dt.date(2020, 5, 1), ["solo"])
 
@@ -415,7 +478,12 @@ def test_sample_dixie_33_2019_is_exactly_the_wdd_field(sample):
     # Golden percentiles of SPEC §3.1.
     n = dixie["num_players"]
     pct = {r["player_name"]: round((n + 0.5 - r["placement"]) / n * 100, 2) for r in listed}
-    assert (pct["David MILLER"], pct["Jeff LADD"], pct["Vince AGOSTA"], pct["Colin WEST"]) == (98.61, 87.5, 29.17, 20.83)
+    assert (pct["David MILLER"], pct["Jeff LADD"], pct["Vince AGOSTA"], pct["Colin WEST"]) == (
+        98.61,
+        87.5,
+        29.17,
+        20.83,
+    )
 
 
 def test_sample_events_cover_the_cases(sample):

@@ -2,6 +2,7 @@
 changed or removed file touched is re-derived (validated games only in the months it touched), and
 the warehouse always equals an ingest from scratch on the same raw folder; after random sequences
 of deliveries, whole runs equal runs from scratch."""
+
 import datetime as dt
 import os
 import random
@@ -15,7 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, AssetMaterialization
-from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 import pipeline.ingest.deliveries as deliveries
 from pipeline.core.feed_spec import FEEDS
@@ -62,17 +64,24 @@ def ingest(raw: Path, root: Path) -> dict:
 
 def ingest_files(root: Path) -> dict[str, bytes]:
     """The validated feeds, quarantine, fingerprints and ingest state, by relative path."""
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for folder in ("validated", "quarantine", "ingest") if (root / folder).is_dir()
-            for pattern in STATE_FILES for p in (root / folder).rglob(pattern)}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for folder in ("validated", "quarantine", "ingest")
+        if (root / folder).is_dir()
+        for pattern in STATE_FILES
+        for p in (root / folder).rglob(pattern)
+    }
 
 
 def working_copy(root: Path) -> dict[str, list]:
     """The DuckDB tables a run leaves, without the working copy's own file numbering."""
     con = duckdb.connect(str(root / "diprank.duckdb"), read_only=True)
     try:
-        tables = {"quarantine": "SELECT * FROM quarantine", "corrections": "SELECT * FROM corrections",
-                  "raw_skipped": "SELECT * FROM raw_skipped"}
+        tables = {
+            "quarantine": "SELECT * FROM quarantine",
+            "corrections": "SELECT * FROM corrections",
+            "raw_skipped": "SELECT * FROM raw_skipped",
+        }
         for feed in FEEDS:
             tables[feed] = f'SELECT * FROM "{feed}"'
             tables[f"typed_{feed}"] = f"SELECT * EXCLUDE (_row_id, _delivery) FROM typed_{feed}"
@@ -273,8 +282,11 @@ def test_a_parquet_delivery_with_a_column_named_like_the_readers_row_number_is_n
     rows = [{"player_id": pid, "name": f"Player {pid}", "country": "NOR", "File_Row_Number": 7} for pid in ids]
     (raw / "players").mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist(rows), raw / "players" / "a.parquet", row_group_size=1_000)
-    pq.write_table(pa.Table.from_pylist(rows).drop_columns(["File_Row_Number"]), raw / "players" / "b.parquet",
-                   row_group_size=1_000)
+    pq.write_table(
+        pa.Table.from_pylist(rows).drop_columns(["File_Row_Number"]),
+        raw / "players" / "b.parquet",
+        row_group_size=1_000,
+    )
     ingest(raw, root)
     manifest = deliveries.load_ingest_manifest(Warehouse(root), "players")
     assert manifest["players/a.parquet"].skipped == ("columns not in the players feed, ignored: File_Row_Number",)
@@ -283,19 +295,6 @@ def test_a_parquet_delivery_with_a_column_named_like_the_readers_row_number_is_n
         staged = pq.read_table(deliveries.staged_rows_path(Warehouse(root), "players", manifest[source].file_id))
         assert staged.column("_source_line").to_pylist() == list(range(1, len(ids) + 1))
         assert staged.column("player_id").to_pylist() == ids
-
-
-def test_unread_bytes_are_those_of_files_the_record_of_ingest_does_not_hold_at_their_size(tmp_path):
-    raw, root = tmp_path / "raw", tmp_path / "w"
-    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
-    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
-    size = lambda *parts: raw.joinpath(*parts).stat().st_size  # noqa: E731
-    assert deliveries.unread_bytes(raw, Warehouse(root)) == size("games", "a.csv") + size("events", "e.csv")
-    ingest(raw, root)
-    assert deliveries.unread_bytes(raw, Warehouse(root)) == 0
-    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 1, 6), "g2"))
-    write_csv(raw / "games" / "b.csv", game(3, dt.date(2020, 2, 5), "g3"))
-    assert deliveries.unread_bytes(raw, Warehouse(root)) == size("games", "a.csv") + size("games", "b.csv")
 
 
 def test_only_the_months_a_delivery_touches_are_written_again(tmp_path):
@@ -334,7 +333,9 @@ def test_a_warehouse_of_the_one_file_layout_is_read_then_rewritten_by_month(tmp_
     shutil.rmtree(root / "validated" / "games")
     warehouse = Warehouse(root)
     assert feed_bounds(warehouse)["games"] == (Month(2020, 1), Month(2020, 3))
-    assert read_results(warehouse, "games", Month(2020, 3), Month(2020, 3)).column("game_id").unique().to_pylist() == ["g2"]
+    assert read_results(warehouse, "games", Month(2020, 3), Month(2020, 3)).column("game_id").unique().to_pylist() == [
+        "g2"
+    ]
     with caplog.at_level(logging.WARNING):
         ingest(raw, root)  # nothing new delivered
     assert "rewritten by month" in caplog.text
@@ -354,8 +355,10 @@ def test_month_files_hold_their_rows_in_processing_order_and_older_ones_are_rewr
 
     raw, root = tmp_path / "raw", tmp_path / "w"
     # Game "a" finishes after game "b" within the month: key order and processing order differ.
-    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 20), "a") + game(2, dt.date(2020, 1, 5), "b")
-              + game(3, dt.date(2020, 1, 5), "c"))
+    write_csv(
+        raw / "games" / "a.csv",
+        game(1, dt.date(2020, 1, 20), "a") + game(2, dt.date(2020, 1, 5), "b") + game(3, dt.date(2020, 1, 5), "c"),
+    )
     ingest(raw, root)
     month_file = root / "validated" / "games" / "2020-01.parquet"
     stored = pq.read_table(month_file)
@@ -401,8 +404,10 @@ def correct_game(raw: Path, rng: random.Random, state: dict) -> None:
     if not state["games"]:
         return add_file(raw, rng, state)
     state["files"] += 1
-    write_csv(raw / "games" / f"{state['files']:03d}.csv",
-              game(rng.randint(0, 10**6), some_day(rng), f"g{rng.randint(1, state['games'])}"))
+    write_csv(
+        raw / "games" / f"{state['files']:03d}.csv",
+        game(rng.randint(0, 10**6), some_day(rng), f"g{rng.randint(1, state['games'])}"),
+    )
 
 
 def split_game(raw: Path, rng: random.Random, state: dict) -> None:
@@ -468,14 +473,17 @@ def move_first_month_later(raw: Path, rng: random.Random, state: dict) -> None:
     for path in files:
         rows = read_rows(path)
         if any(r["finished_on"][:7] == earliest for r in rows):
-            write_csv(path, [dict(r, finished_on=later.isoformat()) if r["finished_on"][:7] == earliest else r
-                             for r in rows])
+            write_csv(
+                path, [dict(r, finished_on=later.isoformat()) if r["finished_on"][:7] == earliest else r for r in rows]
+            )
 
 
 def players_file(raw: Path, rng: random.Random, state: dict) -> None:
     """The registry delivered again, with a random subset of names."""
-    rows = [{"player_id": f"p{i:05d}", "name": f"Name {rng.randint(0, 3)}", "country": "NOR"}
-            for i in sorted(rng.sample(range(20), rng.randint(0, 5)))]
+    rows = [
+        {"player_id": f"p{i:05d}", "name": f"Name {rng.randint(0, 3)}", "country": "NOR"}
+        for i in sorted(rng.sample(range(20), rng.randint(0, 5)))
+    ]
     write_csv(raw / "players" / f"{rng.randint(0, 2)}.csv", rows, ["player_id", "name", "country"])
 
 
@@ -552,16 +560,24 @@ def record_materialized(home: Path, shown: dict[str, set[str]]) -> None:
     with dagster_instance_at(home) as instance:
         for system, months in shown.items():
             for month in sorted(months):
-                instance.report_runless_asset_event(AssetMaterialization(AssetKey(f"{system}_rankings"), partition=month))
+                instance.report_runless_asset_event(
+                    AssetMaterialization(AssetKey(f"{system}_rankings"), partition=month)
+                )
 
 
 # One to two steps of one to three deliveries, each with its own random seed.
-DELIVERY_STEPS = st.lists(st.lists(st.tuples(st.sampled_from(DELIVERIES), st.integers(0, 2**32)), min_size=1, max_size=3),
-                          min_size=1, max_size=2)
+DELIVERY_STEPS = st.lists(
+    st.lists(st.tuples(st.sampled_from(DELIVERIES), st.integers(0, 2**32)), min_size=1, max_size=3),
+    min_size=1,
+    max_size=2,
+)
 
 
-@settings(max_examples=INGEST_SEQUENCES, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=INGEST_SEQUENCES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(steps=DELIVERY_STEPS)
 def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested_only, steps):
     """After every step of one to three deliveries, incremental ingest leaves the same files, bytes
@@ -580,8 +596,12 @@ def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested_only,
 # No shrinking: a sequence is at most two steps of three deliveries, already short to read, and
 # each shrinking attempt costs two whole runs.
 @pytest.mark.parametrize("shard", range(SHARDS))
-@settings(max_examples=-(-SEQUENCES // SHARDS), deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=-(-SEQUENCES // SHARDS),
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(steps=DELIVERY_STEPS)
 def test_any_sequence_of_deliveries_equals_a_run_from_scratch(ingested, shard, steps):
     """After every step of one to three deliveries (new files, corrections, in-place edits, removed

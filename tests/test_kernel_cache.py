@@ -1,4 +1,5 @@
 """Numba's cache of the kernels: a folder named for the kernels' sources, chosen before numba is imported."""
+
 from __future__ import annotations
 
 import os
@@ -80,8 +81,9 @@ def run_the_caller(project: Path, user_cache: Path) -> subprocess.CompletedProce
     """The cached caller's result, in a new process of `project` whose user cache folder is `user_cache`."""
     env = {key: value for key, value in os.environ.items() if key != kernel_cache.CACHE_VARIABLE}
     env.update(XDG_CACHE_HOME=str(user_cache), NUMBA_DEBUG_CACHE="1", PYTHONPATH=str(project))
-    return subprocess.run([sys.executable, "-c", CALL_THE_CALLER], capture_output=True, text=True, env=env,
-                          cwd=project, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", CALL_THE_CALLER], capture_output=True, text=True, env=env, cwd=project, timeout=300
+    )
 
 
 def test_a_change_to_a_called_kernel_file_compiles_its_callers_again(tmp_path):
@@ -89,8 +91,12 @@ def test_a_change_to_a_called_kernel_file_compiles_its_callers_again(tmp_path):
     project = tmp_path / "project"
     systems = project / "pipeline" / "systems"
     (systems / "kernels").mkdir(parents=True)
-    for path in ["pipeline/__init__.py", "pipeline/systems/__init__.py", "pipeline/systems/kernel_cache.py",
-                 "pipeline/systems/kernels/__init__.py"]:
+    for path in [
+        "pipeline/__init__.py",
+        "pipeline/systems/__init__.py",
+        "pipeline/systems/kernel_cache.py",
+        "pipeline/systems/kernels/__init__.py",
+    ]:
         shutil.copyfile(ROOT / path, project / path)
     (systems / "probe.py").write_text(CALLER)
     (systems / "kernels" / "probe_helper.py").write_text(HELPER.format(value=1))

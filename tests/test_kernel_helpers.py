@@ -1,5 +1,6 @@
 """The compiled helpers the systems' kernels share (pipeline.systems.kernels): strings and player
 ids (ids.py) and stable sorting over encoded keys (sort.py), against plain Python."""
+
 from __future__ import annotations
 
 import functools
@@ -47,9 +48,35 @@ def python_hash(text: bytes) -> int:
 
 # Strings that probe the encoding: empty, zero bytes, one a prefix of another, equal first chunks
 # (7 bytes) and words (8 bytes), several chunks long, and code points of every UTF-8 length.
-TRICKY = ["", "\0", "\0\0", "a", "a\0", "a\0\0", "ab", "abcdefg", "abcdefg\0", "abcdefgh", "abcdefgi",
-          "abcdefghijklmn", "abcdefghijklmn\0", "abcdefghijklmno", "abcdefghijklmnopqrstuvwxyz", "abcdefgz",
-          "p0001", "p00010", "p0002", "\x7f", "\x80", "é", "éa", "\u0800", "\uffff", "\U00010000", "\U0010ffff"]
+TRICKY = [
+    "",
+    "\0",
+    "\0\0",
+    "a",
+    "a\0",
+    "a\0\0",
+    "ab",
+    "abcdefg",
+    "abcdefg\0",
+    "abcdefgh",
+    "abcdefgi",
+    "abcdefghijklmn",
+    "abcdefghijklmn\0",
+    "abcdefghijklmno",
+    "abcdefghijklmnopqrstuvwxyz",
+    "abcdefgz",
+    "p0001",
+    "p00010",
+    "p0002",
+    "\x7f",
+    "\x80",
+    "é",
+    "éa",
+    "\u0800",
+    "\uffff",
+    "\U00010000",
+    "\U0010ffff",
+]
 id_strings = st.text(st.characters(codec="utf-8"), max_size=24) | st.sampled_from(TRICKY)
 
 
@@ -83,8 +110,8 @@ def test_copy_words_appends_each_string_and_touches_only_its_room(strings, pad):
         end = ids.copy_words(source, start, start + len(text), target, at)
         assert end == at + len(text)
         at, start = end, start + len(text)
-    assert target[:len(joined)].tobytes() == joined
-    assert target[len(joined) + 7:].tobytes() == b"\xab" * 4
+    assert target[: len(joined)].tobytes() == joined
+    assert target[len(joined) + 7 :].tobytes() == b"\xab" * 4
 
 
 @settings(deadline=None)  # a first call may compile
@@ -102,9 +129,11 @@ def test_bit_at_reads_arrows_value_and_validity_bits_of_a_slice(values, start):
 
 
 NAMES = ["solo", "draw", "survived", "eliminated", "anarchy", "", "sixteen-bytes-id"]
-names_and_near_misses = (st.sampled_from([n.encode() for n in NAMES])
-                         | st.sampled_from([n.encode() for n in NAMES]).map(lambda n: n + b"\0")
-                         | st.binary(max_size=20))
+names_and_near_misses = (
+    st.sampled_from([n.encode() for n in NAMES])
+    | st.sampled_from([n.encode() for n in NAMES]).map(lambda n: n + b"\0")
+    | st.binary(max_size=20)
+)
 
 
 @settings(deadline=None)  # a first call may compile
@@ -183,8 +212,12 @@ def test_id_hash_depends_on_every_byte_and_the_length():
 def test_number_rows_numbers_ids_in_order_of_first_appearance(stream, data):
     encoded = [s.encode() for s in stream]
     offsets, id_bytes = buffers(encoded)
-    rows = np.array(data.draw(st.lists(st.integers(0, max(len(stream) - 1, 0)), max_size=2 * len(stream))
-                              if stream else st.just([])), np.int64)
+    rows = np.array(
+        data.draw(
+            st.lists(st.integers(0, max(len(stream) - 1, 0)), max_size=2 * len(stream)) if stream else st.just([])
+        ),
+        np.int64,
+    )
     pool_offsets, pool = np.zeros(2, np.int32), np.zeros(1, np.uint8)  # tiny: everything has to grow
     slots = np.full((2, 2), -1, np.int64)
     out = np.empty(len(rows), np.int64)
@@ -192,13 +225,15 @@ def test_number_rows_numbers_ids_in_order_of_first_appearance(stream, data):
     expected = [seen.setdefault(encoded[r], len(seen)) for r in rows]
     # in two calls, the second going on from the first's count and table
     half = len(rows) // 2
-    count, pool_offsets, pool, slots = ids.number_rows(offsets, id_bytes, rows[:half], pool_offsets, pool, slots,
-                                                       0, out[:half])
-    count, pool_offsets, pool, slots = ids.number_rows(offsets, id_bytes, rows[half:], pool_offsets, pool, slots,
-                                                       count, out[half:])
+    count, pool_offsets, pool, slots = ids.number_rows(
+        offsets, id_bytes, rows[:half], pool_offsets, pool, slots, 0, out[:half]
+    )
+    count, pool_offsets, pool, slots = ids.number_rows(
+        offsets, id_bytes, rows[half:], pool_offsets, pool, slots, count, out[half:]
+    )
     assert out.tolist() == expected
     assert count == len(seen) and 2 * count <= slots.shape[0]
-    assert [bytes(pool[pool_offsets[v]:pool_offsets[v + 1]]) for v in range(count)] == sorted(seen, key=seen.get)
+    assert [bytes(pool[pool_offsets[v] : pool_offsets[v + 1]]) for v in range(count)] == sorted(seen, key=seen.get)
     # A table rebuilt from the pool numbers the same ids alike and adds nothing.
     rebuilt = ids.id_table(pool_offsets, pool, count, max(4, 2 * slots.shape[0]))
     again = np.empty(len(rows), np.int64)
@@ -215,8 +250,11 @@ def test_number_rows_numbers_ids_in_order_of_first_appearance(stream, data):
 
 
 @settings(deadline=None)
-@given(keys=st.lists(st.integers(-3, 3), max_size=300) | st.lists(st.integers(-2**63, 2**63 - 1), max_size=60)
-       | st.lists(st.sampled_from([-2**63, -1, 0, 2**62, 2**63 - 1]), max_size=60))
+@given(
+    keys=st.lists(st.integers(-3, 3), max_size=300)
+    | st.lists(st.integers(-(2**63), 2**63 - 1), max_size=60)
+    | st.lists(st.sampled_from([-(2**63), -1, 0, 2**62, 2**63 - 1]), max_size=60)
+)
 def test_stable_order_is_a_stable_sort(keys):
     array = np.array(keys, np.int64)
     assert sort.stable_order(array).tolist() == sorted(range(len(keys)), key=keys.__getitem__)
@@ -225,10 +263,12 @@ def test_stable_order_is_a_stable_sort(keys):
 def test_stable_order_every_way_keeps_ties_in_order():
     rng = np.random.default_rng(5)
     narrow = rng.integers(0, 4, 5_000)
-    for keys in (narrow,                      # radix-sorted, one pass
-                 narrow * 2**40 + 7,          # radix-sorted, four passes
-                 (narrow - 2) * 2**62,        # more than 2**63 apart: merge sort
-                 narrow[:200] * 2**40):       # a few keys: merge sort
+    for keys in (
+        narrow,  # radix-sorted, one pass
+        narrow * 2**40 + 7,  # radix-sorted, four passes
+        (narrow - 2) * 2**62,  # more than 2**63 apart: merge sort
+        narrow[:200] * 2**40,
+    ):  # a few keys: merge sort
         order = sort.stable_order(keys.astype(np.int64))
         assert order.tolist() == sorted(range(len(keys)), key=lambda k: keys[k])
         assert order.tolist() == np.argsort(keys, kind="stable").tolist()
@@ -293,7 +333,7 @@ def test_table_sorts_match_the_table_comparison():
         keys, names = table_inputs(rng, 400, points_span)
         points, games, last = keys[:3]
 
-        def table_key(p):
+        def table_key(p, points=points, games=games, last=last, names=names):
             return (-int(points[p]), int(games[p]), -int(last[p]), names[p].encode())
 
         players = rng.permutation(400).astype(np.int32)
@@ -306,11 +346,26 @@ COUNTED_VARIANTS = ["standard", "a-counted-variant-longer-than-16"]
 
 
 @settings(deadline=None)
-@given(rows=st.lists(st.tuples(st.sampled_from([b"g1", b"g2", b"game-000000001", b"game-000000002", b""]),
-                               st.sampled_from([None, "standard", "standar", "standard2", "colonial",
-                                                "a-counted-variant-longer-than-16", "a-counted-variant-longer-than-17"])),
-                     max_size=30),
-       skipped=st.integers(0, 9))
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from([b"g1", b"g2", b"game-000000001", b"game-000000002", b""]),
+            st.sampled_from(
+                [
+                    None,
+                    "standard",
+                    "standar",
+                    "standard2",
+                    "colonial",
+                    "a-counted-variant-longer-than-16",
+                    "a-counted-variant-longer-than-17",
+                ]
+            ),
+        ),
+        max_size=30,
+    ),
+    skipped=st.integers(0, 9),
+)
 def test_counted_games_keeps_the_games_of_counted_variants(rows, skipped):
     """eagle kernel.counted_games against plain Python: a game is a run of rows with equal ids,
     counted when its first row's variant is one of the names (a missing one is not); the kept
@@ -321,16 +376,28 @@ def test_counted_games_keeps_the_games_of_counted_variants(rows, skipped):
     names = ["x"] * skipped + ["standard" if v is None else v for _, v in rows]
     valid = [True] * skipped + [v is not None for _, v in rows]
     name_offsets, name_bytes = buffers([v.encode() for v in names])
-    variant = pa.StringArray.from_buffers(len(rows), pa.py_buffer(name_offsets), pa.py_buffer(name_bytes),
-                                          pa.py_buffer(np.packbits(np.array(valid, np.bool_), bitorder="little")),
-                                          offset=skipped)
+    variant = pa.StringArray.from_buffers(
+        len(rows),
+        pa.py_buffer(name_offsets),
+        pa.py_buffer(name_bytes),
+        pa.py_buffer(np.packbits(np.array(valid, np.bool_), bitorder="little")),
+        offset=skipped,
+    )
     bits = np.zeros(0, np.uint8) if all(valid) else np.frombuffer(variant.buffers()[0], np.uint8)
     codes = np.arange(len(rows), dtype=np.int8) % 5
     centres = np.arange(len(rows), dtype=np.int64) * 3
     days = np.arange(len(rows), dtype=np.int32) + 18_000
     keep, starts, kept_codes, kept_centres, kept_days = eagle_kernel.counted_games(
-        *ids.string_buffers(variant), bits, variant.offset, *ids.string_buffers(pa.array(COUNTED_VARIANTS)),
-        offsets, data, codes, centres, days)
+        *ids.string_buffers(variant),
+        bits,
+        variant.offset,
+        *ids.string_buffers(pa.array(COUNTED_VARIANTS)),
+        offsets,
+        data,
+        codes,
+        centres,
+        days,
+    )
     game_starts = [r for r in range(len(rows)) if r == 0 or rows[r][0] != rows[r - 1][0]]
     expected, runs = [], []
     for first, end in zip(game_starts, game_starts[1:] + [len(rows)]):
@@ -360,8 +427,10 @@ def test_leading_rows_are_pythons_maximum_with_ties(rows):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.binary(max_size=10), st.sampled_from([b"A", b"B", b"AB"])),
-                max_size=12), st.booleans())
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.binary(max_size=10), st.sampled_from([b"A", b"B", b"AB"])), max_size=12),
+    st.booleans(),
+)
 def test_rows_in_order_is_the_order_of_python_tuples(rows, sort_first):
     """rows_in_order says whether (day, first, second) never decreases, as Python compares tuples;
     on sorted rows (and so with ties at every level) and on shuffled ones."""
@@ -374,8 +443,7 @@ def test_rows_in_order_is_the_order_of_python_tuples(rows, sort_first):
 
 
 @settings(max_examples=30, deadline=None)
-@given(ids_seen=st.lists(st.text(min_size=1, max_size=12), min_size=0, max_size=300),
-       expected=st.integers(0, 5000))
+@given(ids_seen=st.lists(st.text(min_size=1, max_size=12), min_size=0, max_size=300), expected=st.integers(0, 5000))
 def test_player_numbers_number_ids_in_order_of_first_sight_whatever_the_size_expected(ids_seen, expected):
 
     from pipeline.systems.kernels.numbering import PlayerNumbers
@@ -391,8 +459,10 @@ def test_player_numbers_number_ids_in_order_of_first_sight_whatever_the_size_exp
 
 
 @settings(max_examples=200, deadline=None)
-@given(rows=st.lists(st.tuples(st.one_of(st.none(), st.text(max_size=12)), st.booleans()), max_size=40),
-       skip=st.integers(0, 5))
+@given(
+    rows=st.lists(st.tuples(st.one_of(st.none(), st.text(max_size=12)), st.booleans()), max_size=40),
+    skip=st.integers(0, 5),
+)
 def test_kept_rows_is_arrows_filter(rows, skip):
     """ids.kept_rows equals Arrow's filter: runs of kept rows, empty and non-ASCII strings, an
     array that is a slice of a larger one (offsets not from 0), arrays with nulls, and a column

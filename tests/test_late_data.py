@@ -1,4 +1,5 @@
 """Late and corrected deliveries recompute exactly the affected months, equal to a run from scratch."""
+
 import datetime as dt
 
 import pytest
@@ -17,12 +18,29 @@ def base_games():
 def raw(tmp_path):
     root = tmp_path / "raw"
     write_csv(root / "games" / "2020-07-01.csv", base_games())
-    write_csv(root / "events" / "events.csv", [
-        {"event_id": "e1", "name": "Open", "start_date": "2019-03-01", "end_date": "2019-03-02",
-         "location": "X", "country": "NOR", "rounds": 2, "num_players": 20, "is_world_championship": False}])
-    write_csv(root / "event_results" / "results.csv", [
-        {"event_id": "e1", "player_id": "p00001", "player_name": "One", "nationality": "NOR", "placement": 1},
-        {"event_id": "e1", "player_id": "p00002", "player_name": "Two", "nationality": "NOR", "placement": 2}])
+    write_csv(
+        root / "events" / "events.csv",
+        [
+            {
+                "event_id": "e1",
+                "name": "Open",
+                "start_date": "2019-03-01",
+                "end_date": "2019-03-02",
+                "location": "X",
+                "country": "NOR",
+                "rounds": 2,
+                "num_players": 20,
+                "is_world_championship": False,
+            }
+        ],
+    )
+    write_csv(
+        root / "event_results" / "results.csv",
+        [
+            {"event_id": "e1", "player_id": "p00001", "player_name": "One", "nationality": "NOR", "placement": 1},
+            {"event_id": "e1", "player_id": "p00002", "player_name": "Two", "nationality": "NOR", "placement": 2},
+        ],
+    )
     return root
 
 
@@ -77,6 +95,7 @@ def test_ui_range_after_late_data_replays_from_a_current_checkpoint(raw, tmp_pat
     run(raw, warehouse, "--from", "2020-03", "--systems", "diwz")
     scratch = tmp_path / "scratch"
     run(raw, scratch, "--systems", "diwz")
+
     def diwz_files(root):
         return {k: v for k, v in tree_bytes(root, ("rankings", "history")).items() if "/diwz/" in k}
 

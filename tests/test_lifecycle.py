@@ -1,5 +1,6 @@
 """The raw folder is the truth: after any run the warehouse equals a run from scratch on the same raw
 folder (files, bytes, view rows) and Dagster shows as materialized exactly the months on disk."""
+
 import datetime as dt
 from pathlib import Path
 
@@ -24,8 +25,12 @@ def run(raw: Path, warehouse: Path) -> str:
 
 def warehouse_files(root: Path) -> dict[str, bytes]:
     """Every output, feed, fingerprint, checkpoint and manifest file by relative path."""
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for pattern in STATE_FILES for p in root.rglob(pattern) if ".dagster" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for pattern in STATE_FILES
+        for p in root.rglob(pattern)
+        if ".dagster" not in p.parts
+    }
 
 
 def view_rows(root: Path) -> dict[str, list]:
@@ -136,7 +141,8 @@ def test_a_range_run_of_the_command_records_each_month(tmp_path):
     with dagster_instance_at(warehouse / ".dagster") as instance:
         club = [r for r in instance.get_runs() if r.job_name == "club_job"]
         assert len(club) == 1
-        planned = instance.get_records_for_run(club[0].run_id,
-                                               of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED).records
+        planned = instance.get_records_for_run(
+            club[0].run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+        ).records
         assert sorted(r.event_log_entry.dagster_event.partition for r in planned) == sorted(months)
         assert instance.get_materialized_partitions(AssetKey("club_rankings")) == months

@@ -1,5 +1,6 @@
 """Published lists (the lists feed) and agreed multi-site games, SPEC §2: validation, each system
 continuing its list, and the golden cases end to end through `diprank run` and `diprank report`."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -26,13 +27,31 @@ from tests.test_validation import GOOD_GAME, validate_folder
 # --- validation -----------------------------------------------------------------------------
 
 GOOD_LISTS = [
-    {"system": "dip_pouch", "as_of": "2020-01-31", "player_id": "d1", "rating": 55.0, "events": 3,
-     "last_event_date": "2020-01-12"},
+    {
+        "system": "dip_pouch",
+        "as_of": "2020-01-31",
+        "player_id": "d1",
+        "rating": 55.0,
+        "events": 3,
+        "last_event_date": "2020-01-12",
+    },
     {"system": "club", "as_of": "2019-12-31", "player_id": "c1", "rating": 40.0},
-    {"system": "eagle", "as_of": "2020-01-31", "player_id": "e1", "recent_points": "1.00;2.50;0.10",
-     "games": 12, "last_game_date": "2020-01-20"},
-    {"system": "diwz", "as_of": "2020-01-31", "player_id": "w1", "rating": 1746, "evaluations": 4,
-     "last_evaluated": "2019-11-02"},
+    {
+        "system": "eagle",
+        "as_of": "2020-01-31",
+        "player_id": "e1",
+        "recent_points": "1.00;2.50;0.10",
+        "games": 12,
+        "last_game_date": "2020-01-20",
+    },
+    {
+        "system": "diwz",
+        "as_of": "2020-01-31",
+        "player_id": "w1",
+        "rating": 1746,
+        "evaluations": 4,
+        "last_evaluated": "2019-11-02",
+    },
     {"system": "diwz", "as_of": "2020-01-31", "player_id": "w2", "rating": 1600, "evaluations": 0},
 ]
 
@@ -45,7 +64,10 @@ def good(system: str, **changes) -> dict:
 
 # case -> (extra rows, the reason of the bad row(s))
 LIST_CASES = {
-    "unknown_system": ([{"system": "elo", "as_of": "2020-01-31", "player_id": "bad", "rating": 1.0}], rules.UNKNOWN_SYSTEM),
+    "unknown_system": (
+        [{"system": "elo", "as_of": "2020-01-31", "player_id": "bad", "rating": 1.0}],
+        rules.UNKNOWN_SYSTEM,
+    ),
     "as_of_not_month_end": ([good("dip_pouch", as_of="2020-01-15", last_event_date=None)], rules.AS_OF_NOT_MONTH_END),
     "two_as_of_in_a_system": ([good("diwz", as_of="2019-12-31", last_evaluated="2019-11-02")], rules.AS_OF_DIFFERS),
     "future_as_of": ([good("club", as_of="2099-12-31")], "date_in_future"),
@@ -60,12 +82,18 @@ LIST_CASES = {
     "eagle_three_places": ([good("eagle", recent_points="1.234;2.00")], rules.EAGLE_POINTS_MALFORMED),
     "eagle_empty_points": ([good("eagle", recent_points="[]")], rules.EAGLE_POINTS_MALFORMED),
     "eagle_negative_points": ([good("eagle", recent_points="1.00;-2.00")], rules.EAGLE_POINTS_MALFORMED),
-    "eagle_eleven_points": ([good("eagle", recent_points=";".join(["1.00"] * 11), games=20)], rules.EAGLE_TOO_MANY_POINTS),
+    "eagle_eleven_points": (
+        [good("eagle", recent_points=";".join(["1.00"] * 11), games=20)],
+        rules.EAGLE_TOO_MANY_POINTS,
+    ),
     "eagle_games_below_points": ([good("eagle", games=2)], rules.EAGLE_GAMES_BELOW_POINTS),
     "diwz_fraction": ([good("diwz", rating=1700.5)], rules.DIWZ_RATING_NOT_WHOLE),
     "diwz_too_low": ([good("diwz", rating=99)], rules.DIWZ_RATING_RANGE),
     "diwz_negative_evaluations": ([good("diwz", evaluations=-1)], rules.DIWZ_EVALUATIONS_NEGATIVE),
-    "diwz_unevaluated_not_1600": ([good("diwz", rating=1700, evaluations=0, last_evaluated=None)], rules.DIWZ_UNEVALUATED_NOT_1600),
+    "diwz_unevaluated_not_1600": (
+        [good("diwz", rating=1700, evaluations=0, last_evaluated=None)],
+        rules.DIWZ_UNEVALUATED_NOT_1600,
+    ),
     "diwz_evaluated_undated": ([good("diwz", last_evaluated=None)], rules.DIWZ_EVALUATED_UNDATED),
     "diwz_unevaluated_dated": ([good("diwz", rating=1600, evaluations=0)], rules.DIWZ_UNEVALUATED_DATED),
     "rating_not_a_number": ([good("dip_pouch", rating="high")], "bad_type"),
@@ -91,7 +119,9 @@ def test_list_rule(tmp_path, case):
     bad_keys = [key for key in found if key.endswith(("/bad", "/∅"))]
     assert bad_keys, found
     assert any(reason in found[key] for key in bad_keys), (case, found)
-    assert all(q["source_file"] == "lists/lists.csv" and q["source_line"] >= 2 for q in quarantine if q["feed"] == "lists")
+    assert all(
+        q["source_file"] == "lists/lists.csv" and q["source_line"] >= 2 for q in quarantine if q["feed"] == "lists"
+    )
     assert counts["lists"].balanced
 
 
@@ -112,9 +142,19 @@ def test_the_good_lists_are_valid_in_every_format(tmp_path):
     write_csv(raw / "lists" / "a.csv", GOOD_LISTS[:2])
     eagle = GOOD_LISTS[2]
     points = [float(p) for p in eagle["recent_points"].split(";")]
-    pq.write_table(pa.table({"system": ["eagle"], "as_of": [dt.date(2020, 1, 31)], "player_id": ["e1"],
-                             "recent_points": pa.array([points], pa.list_(pa.float64())), "games": [12],
-                             "last_game_date": [dt.date(2020, 1, 20)]}), raw / "lists" / "b.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "system": ["eagle"],
+                "as_of": [dt.date(2020, 1, 31)],
+                "player_id": ["e1"],
+                "recent_points": pa.array([points], pa.list_(pa.float64())),
+                "games": [12],
+                "last_game_date": [dt.date(2020, 1, 20)],
+            }
+        ),
+        raw / "lists" / "b.parquet",
+    )
     (raw / "lists" / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in GOOD_LISTS[3:]))
     quarantine, counts, valid = validate_folder(raw)
     assert quarantine == [] and counts["lists"].valid == len(GOOD_LISTS)
@@ -130,17 +170,47 @@ def test_a_later_delivery_wins_by_key(tmp_path):
 
 # --- multi-site games: validation -------------------------------------------------------------
 
+
 def multi_site_game(game_id: str = "ms", **changes_by_power) -> list[dict]:
     """Game 'ms' of four powers: 'a' holds England and France, 'b' Germany, 'c' Italy."""
     rows = [
-        {"game_id": game_id, "finished_on": "2020-03-01", "power": "England", "player_id": "a", "result": "solo",
-         "centres": 18, "multi_site": True},
-        {"game_id": game_id, "finished_on": "2020-03-01", "power": "France", "player_id": "a", "result": "survived",
-         "centres": 4, "multi_site": True},
-        {"game_id": game_id, "finished_on": "2020-03-01", "power": "Germany", "player_id": "b", "result": "survived",
-         "centres": 5, "multi_site": True},
-        {"game_id": game_id, "finished_on": "2020-03-01", "power": "Italy", "player_id": "c", "result": "eliminated",
-         "centres": 0, "eliminated_year": 1905, "multi_site": True},
+        {
+            "game_id": game_id,
+            "finished_on": "2020-03-01",
+            "power": "England",
+            "player_id": "a",
+            "result": "solo",
+            "centres": 18,
+            "multi_site": True,
+        },
+        {
+            "game_id": game_id,
+            "finished_on": "2020-03-01",
+            "power": "France",
+            "player_id": "a",
+            "result": "survived",
+            "centres": 4,
+            "multi_site": True,
+        },
+        {
+            "game_id": game_id,
+            "finished_on": "2020-03-01",
+            "power": "Germany",
+            "player_id": "b",
+            "result": "survived",
+            "centres": 5,
+            "multi_site": True,
+        },
+        {
+            "game_id": game_id,
+            "finished_on": "2020-03-01",
+            "power": "Italy",
+            "player_id": "c",
+            "result": "eliminated",
+            "centres": 0,
+            "eliminated_year": 1905,
+            "multi_site": True,
+        },
     ]
     for row in rows:
         row.update(changes_by_power.get(row["power"], {}))
@@ -149,10 +219,15 @@ def multi_site_game(game_id: str = "ms", **changes_by_power) -> list[dict]:
 
 MULTI_SITE_CASES = {
     "agreed": ({}, None),
-    "not_multi_site": ({p: {"multi_site": False} for p in ("England", "France", "Germany", "Italy")}, "player_on_two_powers"),
+    "not_multi_site": (
+        {p: {"multi_site": False} for p in ("England", "France", "Germany", "Italy")},
+        "player_on_two_powers",
+    ),
     "original_holds_another_power": ({"Germany": {"original_player_id": "c"}}, "player_on_two_powers"),
-    "original_on_two_powers": ({"Germany": {"original_player_id": "z"}, "Italy": {"original_player_id": "z"}},
-                               "player_on_two_powers"),
+    "original_on_two_powers": (
+        {"Germany": {"original_player_id": "z"}, "Italy": {"original_player_id": "z"}},
+        "player_on_two_powers",
+    ),
     "flag_differs": ({"Italy": {"multi_site": False}}, "game_fields_differ"),
 }
 
@@ -171,12 +246,25 @@ def test_multi_site_rule(tmp_path, case):
 
 # --- multi-site games: every system rates one merged power ----------------------------------
 
+
 def test_merged_power_takes_the_sum_and_the_best_result():
-    table = rows_to_table([dict(power_row("ms", "2020-03-01", r["power"], r["player_id"], r["result"], r["centres"],
-                                          r.get("eliminated_year")), multi_site=True) for r in multi_site_game()])
+    table = rows_to_table(
+        [
+            dict(
+                power_row(
+                    "ms", "2020-03-01", r["power"], r["player_id"], r["result"], r["centres"], r.get("eliminated_year")
+                ),
+                multi_site=True,
+            )
+            for r in multi_site_game()
+        ]
+    )
     rows = table.to_pylist()
     assert [(r["power"], r["responsible_player_id"], r["result"], r["centres"]) for r in rows] == [
-        ("England+France", "a", "solo", 22), ("Germany", "b", "survived", 5), ("Italy", "c", "eliminated", 0)]
+        ("England+France", "a", "solo", 22),
+        ("Germany", "b", "survived", 5),
+        ("Italy", "c", "eliminated", 0),
+    ]
 
 
 def test_merged_eliminated_power_keeps_the_latest_year():
@@ -188,7 +276,10 @@ def test_merged_eliminated_power_keeps_the_latest_year():
     ]
     rows = rows_to_table(game).to_pylist()
     assert [(r["power"], r["result"], r["eliminated_year"]) for r in rows] == [
-        ("England+France", "eliminated", 1906), ("Germany", "solo", None), ("Italy", "anarchy", None)]
+        ("England+France", "eliminated", 1906),
+        ("Germany", "solo", None),
+        ("Italy", "anarchy", None),
+    ]
 
 
 def agreed_game() -> list[dict]:
@@ -225,12 +316,14 @@ def test_eagle_and_club_rate_the_player_once():
 
 # --- each system from its list --------------------------------------------------------------
 
+
 def published(system: str, as_of: str, rows: list[dict]) -> PublishedList:
     from pipeline.rating.published import LIST_SQL
 
     con = duckdb.connect()
-    con.register("rows", pa.Table.from_pylist([{"system": system, "as_of": dt.date.fromisoformat(as_of), **r}
-                                                 for r in rows]))
+    con.register(
+        "rows", pa.Table.from_pylist([{"system": system, "as_of": dt.date.fromisoformat(as_of), **r} for r in rows])
+    )
     sql = LIST_SQL[system].replace("read_parquet(?)", "rows")
     table = con.sql(sql, params=[system]).to_arrow_table()
     return PublishedList(system, dt.date.fromisoformat(as_of), table.drop_columns(["as_of"]))
@@ -239,9 +332,21 @@ def published(system: str, as_of: str, rows: list[dict]) -> PublishedList:
 def test_eagle_list_drops_the_oldest_and_shows_the_next_as_points_to_defend():
     system = EaglePoints()
     points = [f"{p}.00" for p in range(1, 11)]  # oldest first: 1.00 … 10.00, 55.00 in all
-    state = system.state_from_list(published("eagle", "1998-04-30", [
-        {"player_id": "spieler-1", "player_name": "Spieler 1", "recent_points": ";".join(points), "games": 25,
-         "last_game_date": dt.date(1998, 4, 1)}]))
+    state = system.state_from_list(
+        published(
+            "eagle",
+            "1998-04-30",
+            [
+                {
+                    "player_id": "spieler-1",
+                    "player_name": "Spieler 1",
+                    "recent_points": ";".join(points),
+                    "games": 25,
+                    "last_game_date": dt.date(1998, 4, 1),
+                }
+            ],
+        )
+    )
     out = system.step(state, MonthInput(Month(1998, 5), rows_to_table(seed_table_one_rows())))
     row = next(r for r in out.table.to_pylist() if r["player_id"] == "spieler-1")
     # Position 1 of the list's table contributes 2.00, the six unlisted players 0.50 each: V = 5.00.
@@ -253,9 +358,13 @@ def test_eagle_list_drops_the_oldest_and_shows_the_next_as_points_to_defend():
 
 def test_club_list_gives_next_year_a_legacy_of_ten_percent():
     system = ClubRating()
-    state = system.state_from_list(published("club", "2019-12-31", [{"player_id": "c40", "player_name": "Cleo Forty", "rating": 40.0}]))
-    game = [power_row("g", "2020-01-10", "England", "c40", "solo", 18),
-            power_row("g", "2020-01-10", "France", "x", "survived", 4)]
+    state = system.state_from_list(
+        published("club", "2019-12-31", [{"player_id": "c40", "player_name": "Cleo Forty", "rating": 40.0}])
+    )
+    game = [
+        power_row("g", "2020-01-10", "England", "c40", "solo", 18),
+        power_row("g", "2020-01-10", "France", "x", "survived", 4),
+    ]
     out = system.step(state, MonthInput(Month(2020, 1), rows_to_table(game)))
     row = next(r for r in out.table.to_pylist() if r["player_id"] == "c40")
     assert row["legacy"] == 4.0
@@ -264,8 +373,13 @@ def test_club_list_gives_next_year_a_legacy_of_ten_percent():
 # --- golden, end to end ---------------------------------------------------------------------
 
 SEED_NAMES = {pid: pid.replace("-", " ").title() for pid in SEED_ONE_RATINGS}
-LAST_EVALUATED = {"spieler-1": "1998-03-01", "spieler-2": "1998-02-11", "spieler-3": "1997-11-20",
-                  "spieler-5": "1997-12-02", "spieler-7": "1998-04-12"}
+LAST_EVALUATED = {
+    "spieler-1": "1998-03-01",
+    "spieler-2": "1998-02-11",
+    "spieler-3": "1997-11-20",
+    "spieler-5": "1997-12-02",
+    "spieler-7": "1998-04-12",
+}
 
 
 @pytest.fixture(scope="module")
@@ -274,19 +388,55 @@ def listed_run(tmp_path_factory):
     lists and an agreed multi-site game; run through `diprank run`."""
     root = tmp_path_factory.mktemp("lists")
     raw = root / "raw"
-    diwz = [{"system": "diwz", "as_of": "1998-04-30", "player_id": pid, "player_name": SEED_NAMES[pid],
-             "rating": rating, "evaluations": evaluations, "last_evaluated": LAST_EVALUATED.get(pid)}
-            for pid, (rating, evaluations) in SEED_ONE_RATINGS.items()]
-    write_csv(raw / "lists" / "diwz-1998-04.csv", diwz, ["system", "as_of", "player_id", "player_name", "rating",
-                                                          "evaluations", "last_evaluated"])
-    write_csv(raw / "lists" / "eagle-1998-04.csv", [
-        {"system": "eagle", "as_of": "1998-04-30", "player_id": "spieler-1", "player_name": "Spieler 1",
-         "recent_points": ";".join(f"{p}.00" for p in range(1, 11)), "games": 25, "last_game_date": "1998-04-01"}])
-    write_csv(raw / "lists" / "dip_pouch-2019-04.csv", [
-        {"system": "dip_pouch", "as_of": "2019-04-30", "player_id": "p55", "player_name": "Pat Fiftyfive",
-         "rating": 55, "events": 4, "last_event_date": "2019-03-03"}])
-    write_csv(raw / "lists" / "club-2019.csv", [
-        {"system": "club", "as_of": "2019-12-31", "player_id": "c40", "player_name": "Cleo Forty", "rating": 40.0}])
+    diwz = [
+        {
+            "system": "diwz",
+            "as_of": "1998-04-30",
+            "player_id": pid,
+            "player_name": SEED_NAMES[pid],
+            "rating": rating,
+            "evaluations": evaluations,
+            "last_evaluated": LAST_EVALUATED.get(pid),
+        }
+        for pid, (rating, evaluations) in SEED_ONE_RATINGS.items()
+    ]
+    write_csv(
+        raw / "lists" / "diwz-1998-04.csv",
+        diwz,
+        ["system", "as_of", "player_id", "player_name", "rating", "evaluations", "last_evaluated"],
+    )
+    write_csv(
+        raw / "lists" / "eagle-1998-04.csv",
+        [
+            {
+                "system": "eagle",
+                "as_of": "1998-04-30",
+                "player_id": "spieler-1",
+                "player_name": "Spieler 1",
+                "recent_points": ";".join(f"{p}.00" for p in range(1, 11)),
+                "games": 25,
+                "last_game_date": "1998-04-01",
+            }
+        ],
+    )
+    write_csv(
+        raw / "lists" / "dip_pouch-2019-04.csv",
+        [
+            {
+                "system": "dip_pouch",
+                "as_of": "2019-04-30",
+                "player_id": "p55",
+                "player_name": "Pat Fiftyfive",
+                "rating": 55,
+                "events": 4,
+                "last_event_date": "2019-03-03",
+            }
+        ],
+    )
+    write_csv(
+        raw / "lists" / "club-2019.csv",
+        [{"system": "club", "as_of": "2019-12-31", "player_id": "c40", "player_name": "Cleo Forty", "rating": 40.0}],
+    )
     games = seed_table_one_rows() + [
         power_row("early", "1998-03-10", "England", "spieler-1", "solo", 18),
         power_row("early", "1998-03-10", "France", "spieler-2", "survived", 4),
@@ -297,15 +447,29 @@ def listed_run(tmp_path_factory):
         power_row("ms-1", "2020-01-15", "Italy", "m2", "eliminated", 0, 1905, multi_site=True),
     ]
     write_csv(raw / "games" / "games.csv", games)
-    write_csv(raw / "events" / "events.csv", [
-        {"event_id": "big", "name": "Big Open", "start_date": "2019-05-10", "end_date": "2019-05-12",
-         "rounds": 3, "num_players": 65, "is_world_championship": False}])
-    write_csv(raw / "event_results" / "results.csv", [
-        {"event_id": "big", "player_id": "p55", "player_name": "Pat Fiftyfive", "placement": 8},
-        {"event_id": "big", "player_id": "p1", "player_name": "Pia One", "placement": 1}])
+    write_csv(
+        raw / "events" / "events.csv",
+        [
+            {
+                "event_id": "big",
+                "name": "Big Open",
+                "start_date": "2019-05-10",
+                "end_date": "2019-05-12",
+                "rounds": 3,
+                "num_players": 65,
+                "is_world_championship": False,
+            }
+        ],
+    )
+    write_csv(
+        raw / "event_results" / "results.csv",
+        [
+            {"event_id": "big", "player_id": "p55", "player_name": "Pat Fiftyfive", "placement": 8},
+            {"event_id": "big", "player_id": "p1", "player_name": "Pia One", "placement": 1},
+        ],
+    )
     warehouse = root / "warehouse"
-    done = diprank("run", "--raw", str(raw), "--warehouse", str(warehouse),
-                   env={"DAGSTER_HOME": str(root / "home")})
+    done = diprank("run", "--raw", str(raw), "--warehouse", str(warehouse), env={"DAGSTER_HOME": str(root / "home")})
     return warehouse, done
 
 
@@ -330,6 +494,7 @@ def test_diwz_golden_from_its_list(listed_run):
     report = diprank("report", "diwz", "--game", "deac-0017", "--month", "1998-05", "--warehouse", str(warehouse))
     assert report.returncode == 0, report.stderr
     from tests.test_report import SEED_TABLE_ONE, evaluation_lines, table_rows
+
     rows = table_rows(evaluation_lines(report.stdout))
     assert [row.split() for row in rows] == [line.split() for line in SEED_TABLE_ONE.splitlines()]
 
@@ -359,11 +524,13 @@ def test_multi_site_game_gives_one_history_row_per_system(listed_run):
     for system in ("club", "eagle", "diwz"):
         rows = duckdb.sql(
             f"SELECT player_id, count(*) FROM read_parquet('{warehouse}/history/{system}/*/*/history.parquet', "
-            "hive_partitioning = false) WHERE source_id = 'ms-1' GROUP BY 1 ORDER BY 1").fetchall()
+            "hive_partitioning = false) WHERE source_id = 'ms-1' GROUP BY 1 ORDER BY 1"
+        ).fetchall()
         assert rows == [("c40", 1), ("m1", 1), ("m2", 1)], system
 
 
 # --- lifecycle: a late list, then a corrected one ---------------------------------------------
+
 
 def test_a_late_and_a_corrected_list_leave_the_warehouse_equal_to_a_run_from_scratch(tmp_path):
     """A DiWZ and an Eagle list delivered after the history was rated move the systems' first
@@ -377,10 +544,27 @@ def test_a_late_and_a_corrected_list_leave_the_warehouse_equal_to_a_run_from_scr
     write_csv(raw / "games" / "a.csv", games)
     run(raw, warehouse)
     players = sorted({r["player_id"] for r in games})[:6]
-    diwz = [{"system": "diwz", "as_of": "2020-03-31", "player_id": p, "rating": 1500 + 20 * i if i else 1600, "evaluations": i,
-             "last_evaluated": "2020-02-01" if i else None} for i, p in enumerate(players)]
-    eagle = [{"system": "eagle", "as_of": "2020-03-31", "player_id": players[0], "recent_points": "1.00;2.00",
-              "games": 2, "last_game_date": "2020-03-01"}]
+    diwz = [
+        {
+            "system": "diwz",
+            "as_of": "2020-03-31",
+            "player_id": p,
+            "rating": 1500 + 20 * i if i else 1600,
+            "evaluations": i,
+            "last_evaluated": "2020-02-01" if i else None,
+        }
+        for i, p in enumerate(players)
+    ]
+    eagle = [
+        {
+            "system": "eagle",
+            "as_of": "2020-03-31",
+            "player_id": players[0],
+            "recent_points": "1.00;2.00",
+            "games": 2,
+            "last_game_date": "2020-03-01",
+        }
+    ]
     write_csv(raw / "lists" / "late.csv", diwz + eagle)
     run(raw, warehouse)
     assert min(materialized_months(warehouse)["diwz"]) == "2020-04-01"

@@ -1,5 +1,6 @@
 """Which months a run computes and where it starts: resume_point, first_stale_month, plan_system and
 plan_all on small warehouses built in place (validated feeds, checkpoints, manifests)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,11 +12,16 @@ import pytest
 
 from pipeline.core import state_codec
 from pipeline.core.months import Month, month_range
+from pipeline.rating.carry import Carry, note_names
 from pipeline.rating.planning import Plan, plan_all, plan_system
 from pipeline.rating.runner import (
-    CHECKPOINT_FORMAT, _checkpoint_payload, first_stale_month, input_chain, resume_point, run_system,
+    CHECKPOINT_FORMAT,
+    _checkpoint_payload,
+    first_stale_month,
+    input_chain,
+    resume_point,
+    run_system,
 )
-from pipeline.rating.writer import Carry, note_names
 from pipeline.settings import Settings
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key
@@ -199,10 +205,13 @@ def test_a_missing_table_file_is_stale(rated):
     assert stale(warehouse, settings, "club") is None
 
 
-@pytest.mark.parametrize("day, first_stale", [
-    (dt.date(2020, 2, 11), FEB),
-    (dt.date(2019, 9, 20), SEP),  # before the first month: everything is stale from it
-])
+@pytest.mark.parametrize(
+    "day, first_stale",
+    [
+        (dt.date(2020, 2, 11), FEB),
+        (dt.date(2019, 9, 20), SEP),  # before the first month: everything is stale from it
+    ],
+)
 def test_a_late_game_makes_its_month_the_first_stale_one(rated, day, first_stale):
     warehouse, settings = rated
     relayer(warehouse, games=games() + late_game(day))
@@ -234,10 +243,21 @@ def test_a_changed_registry_is_stale_from_the_first_month(rated):
 def test_later_data_of_another_feed_extends_every_system(rated):
     # Every system writes up to the latest month with data in any feed.
     warehouse, settings = rated
-    event = {"event_id": "e1", "name": "Open", "start_date": dt.date(2020, 6, 5), "end_date": dt.date(2020, 6, 6),
-             "location": "Oslo", "country": "NOR", "rounds": 2, "num_players": 2, "is_world_championship": False}
-    results = [{"event_id": "e1", "player_id": f"p{k:05d}", "player_name": None, "nationality": "NOR",
-                "placement": k + 1} for k in range(2)]
+    event = {
+        "event_id": "e1",
+        "name": "Open",
+        "start_date": dt.date(2020, 6, 5),
+        "end_date": dt.date(2020, 6, 6),
+        "location": "Oslo",
+        "country": "NOR",
+        "rounds": 2,
+        "num_players": 2,
+        "is_world_championship": False,
+    }
+    results = [
+        {"event_id": "e1", "player_id": f"p{k:05d}", "player_name": None, "nationality": "NOR", "placement": k + 1}
+        for k in range(2)
+    ]
     relayer(warehouse, games=games(), events=[event], event_results=results)
     assert [stale(warehouse, settings, name) for name in GAME_SYSTEMS] == [MAY, MAY, MAY]
     assert [stale(warehouse, settings, name, last=APR) for name in GAME_SYSTEMS] == [None, None, None]
@@ -339,7 +359,9 @@ def test_plan_to_a_month_before_the_data_has_no_range(tmp_path):
     fresh = validated_warehouse(tmp_path / "w", games=games())
     settings = settings_for(tmp_path)
     for first in (None, Month(2019, 1)):
-        assert plan_system("club", fresh, settings, first=first, last=Month(2019, 6)) == Plan("club", note="no data in range")
+        assert plan_system("club", fresh, settings, first=first, last=Month(2019, 6)) == Plan(
+            "club", note="no data in range"
+        )
 
 
 def test_plan_all_lists_every_system_in_order_or_the_chosen_ones(rated):

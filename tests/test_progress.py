@@ -1,4 +1,5 @@
 """Long ingest work is told as it goes: to the caller's progress function and to the run's log."""
+
 import duckdb
 from dagster import DagsterInstance, materialize
 
@@ -26,11 +27,13 @@ def test_every_file_staged_and_the_working_copy_are_told_when_slow(tmp_path, mon
     monkeypatch.setattr(progress, "PROGRESS_SECONDS", 0.0)  # every piece of work counts as slow
     lines = []
     ingest_feed(duckdb.connect(), two_game_files(tmp_path / "raw"), FEEDS["games"], progress=lines.append)
-    assert lines[:5] == ["games: staged games/a.csv (1/2 files; 1 read, 3 rows)",
-                         "games: staged games/b.csv (2/2 files; 2 read, 6 rows)",
-                         "games: working copy: loaded 1/2 new file(s), 3 rows",
-                         "games: working copy: loaded 2/2 new file(s), 6 rows",
-                         "games: working copy: 2 new and 0 removed file(s) queued; marking keys delivered more than once"]
+    assert lines[:5] == [
+        "games: staged games/a.csv (1/2 files; 1 read, 3 rows)",
+        "games: staged games/b.csv (2/2 files; 2 read, 6 rows)",
+        "games: working copy: loaded 1/2 new file(s), 3 rows",
+        "games: working copy: loaded 2/2 new file(s), 6 rows",
+        "games: working copy: 2 new and 0 removed file(s) queued; marking keys delivered more than once",
+    ]
     assert lines[5].startswith("games: working copy brought in step with 2 file(s), 6 new rows in ")
     assert len(lines) == 6
 
@@ -44,8 +47,9 @@ def test_the_ingest_step_logs_its_long_work_in_the_run(tmp_path, monkeypatch):
     raw = make_raw(tmp_path / "raw", games=GOOD_GAME, events=[GOOD_EVENT], event_results=GOOD_RESULTS)
     settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"))
     instance = DagsterInstance.ephemeral()
-    result = materialize([ingest_feeds], resources={"diprank": DiprankResource.from_settings(settings)},
-                         instance=instance)
+    result = materialize(
+        [ingest_feeds], resources={"diprank": DiprankResource.from_settings(settings)}, instance=instance
+    )
     assert result.success
     messages = [entry.user_message for entry in instance.all_logs(result.run_id)]
     assert any(m.startswith("games: staged games/games.csv (1/1 files; 1 read, 3 rows)") for m in messages)
@@ -69,10 +73,12 @@ def test_the_months_read_count_the_months_a_delivery_empties(tmp_path, monkeypat
     monkeypatch.setattr(progress, "PROGRESS_SECONDS", 0.0)
     feed = FEEDS["games"]
     rows = [dict(row, finished_on=dt.date(2020, 3, 1), rated=True) for row in GOOD_GAME]
-    games = pa.Table.from_pylist([{name: row.get(name) for name in feed.column_names} for row in rows],
-                                 schema=feed.arrow_schema)
+    games = pa.Table.from_pylist(
+        [{name: row.get(name) for name in feed.column_names} for row in rows], schema=feed.arrow_schema
+    )
     con = duckdb.connect()
-    con.execute("CREATE TABLE games AS SELECT * FROM games")
+    con.register("delivered", games)
+    con.execute("CREATE TABLE games AS SELECT * FROM delivered")
     warehouse = Warehouse(tmp_path / "w")
     emptied = warehouse.validated_month("games", Month(2020, 5))
     emptied.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
 """What the raw folder holds but a run does not read is listed in the summary, once, with why."""
+
 import os
 import signal
 import stat
@@ -40,6 +41,7 @@ def build_raw(root):
             line = ["" if values.get(c) is None else str(values[c]) for c in FEEDS["games"].column_names]
             handle.write(",".join(line + ["99", "remark"]) + "\n")
     import json
+
     with (games / "dup.jsonl").open("w", encoding="utf-8") as handle:
         for row in GOOD_GAME:
             text = json.dumps({**row, "game_id": "dupj"})
@@ -82,7 +84,7 @@ def skipped_section(out: str) -> list[str]:
     lines = out.splitlines()
     assert HEADING in lines, out
     section = []
-    for line in lines[lines.index(HEADING) + 1:]:
+    for line in lines[lines.index(HEADING) + 1 :]:
         if not line.startswith("  "):
             break
         section.append(line)
@@ -133,7 +135,8 @@ def test_skipped_entries_are_kept_in_duckdb(raw_run):
 def test_a_clean_raw_folder_lists_nothing(tmp_path):
     raw = tmp_path / "raw"
     write_csv(raw / "games" / "good.csv", GOOD_GAME)
-    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--quiet",
-                             "--systems", "club")
+    code, out, err = run_cli(
+        "run", "--raw", str(raw), "--warehouse", str(tmp_path / "w"), "--quiet", "--systems", "club"
+    )
     assert code == 0, out + err
     assert HEADING not in out

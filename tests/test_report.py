@@ -1,5 +1,6 @@
 """`diprank report`: the published layouts, the DiWZ seed tables, the HTML page in a real browser,
 and every query of docs/DASHBOARDS.md, against small warehouses built once per module."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,21 +18,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.synthetic.generator import write_feeds
 from pipeline.cli.report import add_report_parser, command_report
-from pipeline.reports.html import render_html, series_path
 from pipeline.core.months import Month, month_range
+from pipeline.core.rounding import half_up
+from pipeline.rating.carry import Carry, finalize_rankings, note_names, registry_names
+from pipeline.rating.writer import PendingMonth, finalize_history, write_months
+from pipeline.reports.html import render_html, series_path
 from pipeline.reports.model import DIWZ_POOLED_NOTE, Column, Report, Row, Section, build_report, game_results
 from pipeline.reports.text import display_width, render_text
 from pipeline.settings import Settings
-from pipeline.core.rounding import half_up
-from pipeline.rating.writer import (
-    Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
-)
-from pipeline.warehouse.store import Warehouse
+from pipeline.synthetic.generator import write_feeds
 from pipeline.systems.base import MonthInput
 from pipeline.systems.diwz.rules import DiWZ
 from pipeline.systems.games import rows_to_table
+from pipeline.warehouse.store import Warehouse
 from tests.fixtures import diwz_cases
 from tests.fixtures.eagle_cases import solo_game
 from tests.support import REPO, run_cli, write_csv
@@ -39,7 +39,7 @@ from tests.support import REPO, run_cli, write_csv
 # A registry name with everything a page must survive: markup, an entity, both quotes, a
 # right-to-left override, a wide emoji and letters outside Latin-1.
 NASTY_ID = "x-nasty"
-NASTY_NAME = "<script>alert(\"x&y\")</script> O'Brien \u202eŁódź 😀 Ĳssel"
+NASTY_NAME = '<script>alert("x&y")</script> O\'Brien \u202eŁódź 😀 Ĳssel'
 NASTY_OPPONENTS = ["p00001", "p00002", "p00003", "p00004", "p00005", "p00006"]
 DEC_2024 = "2024-12"
 # The embedded defaults, whatever the environment the tests run in: every test names its warehouse.
@@ -57,8 +57,9 @@ def small(tmp_path_factory) -> Path:
     raw = root / "raw"
     write_feeds(raw, games=300, players=40, years=2, events=8, seed=7, end_year=2024, fmt="csv")
     days = ["2024-11-05", "2024-11-20", "2024-12-03", "2024-12-18"]
-    games = [row for n, day in enumerate(days, 1)
-             for row in solo_game(f"zz-report-{n}", day, NASTY_ID, NASTY_OPPONENTS)]
+    games = [
+        row for n, day in enumerate(days, 1) for row in solo_game(f"zz-report-{n}", day, NASTY_ID, NASTY_OPPONENTS)
+    ]
     write_csv(raw / "games" / "zz_report.csv", games)
     write_csv(raw / "players" / "zz_report.csv", [{"player_id": NASTY_ID, "name": NASTY_NAME, "country": "Ireland"}])
     warehouse = root / "warehouse"
@@ -83,8 +84,14 @@ def seed_warehouse(tmp_path_factory) -> Path:
         out = system.step(state, MonthInput(month, results))
         state = out.state
         note_names(carry, results)
-        pending.append(PendingMonth(month, finalize_rankings(system, month, out, carry, registry_names({})),
-                                    finalize_history(system, out), {}))
+        pending.append(
+            PendingMonth(
+                month,
+                finalize_rankings(system, month, out, carry, registry_names({})),
+                finalize_history(system, out),
+                {},
+            )
+        )
     write_months(warehouse, system, pending)
     games = rows_to_table(rows).drop_columns(["responsible_player_id"])
     warehouse.validated("games").parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +106,7 @@ def report(capsys, *argv: str) -> tuple[int, str, str]:
     capsys.readouterr()
     try:
         code = command_report(parser.parse_args(["report", *argv]), SETTINGS)
-    except SystemExit as exit_:   # argparse's own usage errors
+    except SystemExit as exit_:  # argparse's own usage errors
         code = exit_.code
     out, err = capsys.readouterr()
     return code, out, err
@@ -113,8 +120,16 @@ def block(out: str, title: str) -> list[str]:
     """The lines of the printed section that starts with `title`, up to the next blank-line gap."""
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(title))
-    end = next((i for i in range(start + 1, len(lines) - 1) if lines[i] == "" and lines[i + 1] != ""
-                and not lines[i + 1].startswith(("Ranking", "Rank", "Rang", "Event", "Award"))), len(lines))
+    end = next(
+        (
+            i
+            for i in range(start + 1, len(lines) - 1)
+            if lines[i] == ""
+            and lines[i + 1] != ""
+            and not lines[i + 1].startswith(("Ranking", "Rank", "Rang", "Event", "Award"))
+        ),
+        len(lines),
+    )
     return lines[start:end]
 
 
@@ -132,7 +147,8 @@ def money(value) -> str:
 EAGLE_HEADERS = ["Ranking", "Name", "Points", "Date of last finished game", "Games", "Points to defend", "New Eagles"]
 EAGLE_ROW = re.compile(
     r"^\s*(?P<rank>\d+)  (?P<name>.*?)\s+(?P<points>\d+\.\d\d)  (?P<date>\d{4}-\d\d-\d\d)\s+(?P<games>10\+|\d+)"
-    r"(?:\s+(?P<defend>\d+\.\d\d))?\s+(?P<new>\d\.\d\d)$")
+    r"(?:\s+(?P<defend>\d+\.\d\d))?\s+(?P<new>\d\.\d\d)$"
+)
 
 
 def test_eagle_table_layout(small, capsys):
@@ -142,7 +158,7 @@ def test_eagle_table_layout(small, capsys):
     lines = out.splitlines()
     header = next(line for line in lines if line.startswith("Ranking"))
     assert re.split(r"\s{2,}", header.strip()) == EAGLE_HEADERS
-    body = lines[lines.index(header) + 2:lines.index(header) + 2 + len(table)]
+    body = lines[lines.index(header) + 2 : lines.index(header) + 2 + len(table)]
     assert len(body) == len(table)
     ends = defaultdict(set)
     for line, row in zip(body, table):
@@ -153,10 +169,10 @@ def test_eagle_table_layout(small, capsys):
         assert m["date"] == row["last_game_date"].isoformat()
         assert m["games"] == ("10+" if row["games"] > 10 else str(row["games"]))
         assert m["defend"] == (None if row["points_to_defend"] is None else money(row["points_to_defend"]))
-        for column in ("points", "games", "new"):   # right-aligned in display columns, wide names too
-            ends[column].add(display_width(line[:m.end(column)]))
+        for column in ("points", "games", "new"):  # right-aligned in display columns, wide names too
+            ends[column].add(display_width(line[: m.end(column)]))
     assert all(len(v) == 1 for v in ends.values()), ends
-    assert ends["points"] == {display_width(header[:header.index("Points") + len("Points")])}
+    assert ends["points"] == {display_width(header[: header.index("Points") + len("Points")])}
     # The data covers every case: over ten games, exactly ten or fewer, a blank points to defend.
     assert any(r["games"] > 10 for r in table) and any(r["games"] <= 10 for r in table)
     assert any(r["points_to_defend"] is None for r in table)
@@ -186,8 +202,11 @@ def test_eagle_awards_follow_the_table(small, capsys):
         if award["game_id"]:
             assert any(line.rstrip().endswith(award["game_id"]) for line in section)
     # A month without awards prints no awards section.
-    quiet = [m for m in Warehouse(small).written_months("awards", "eagle")
-             if pq.read_metadata(Warehouse(small).output("awards", "eagle", m)).num_rows == 0]
+    quiet = [
+        m
+        for m in Warehouse(small).written_months("awards", "eagle")
+        if pq.read_metadata(Warehouse(small).output("awards", "eagle", m)).num_rows == 0
+    ]
     if quiet:
         code, out, _ = report(capsys, "eagle", "--month", str(quiet[0]), "--warehouse", str(small))
         assert code == 0 and "Awards," not in out
@@ -220,18 +239,19 @@ def evaluation_lines(out: str) -> list[str]:
     lines = out.splitlines()
     frames = [i for i, line in enumerate(lines) if line and set(line) == {"="}]
     assert len(frames) == 2, out
-    return lines[frames[0]:frames[1] + 1]
+    return lines[frames[0] : frames[1] + 1]
 
 
 def table_rows(framed: list[str]) -> list[str]:
     rules = [i for i, line in enumerate(framed) if line and set(line) == {"-"}]
     assert len(rules) == 2
-    return framed[rules[0] + 1:rules[1]]
+    return framed[rules[0] + 1 : rules[1]]
 
 
 def test_diwz_evaluation_reproduces_seed_table_one(seed_warehouse, capsys):
-    code, out, err = report(capsys, "diwz", "--month", "1998-05", "--game", "deac-0017",
-                            "--warehouse", str(seed_warehouse))
+    code, out, err = report(
+        capsys, "diwz", "--month", "1998-05", "--game", "deac-0017", "--warehouse", str(seed_warehouse)
+    )
     assert code == 0, err
     framed = evaluation_lines(out)
     assert len(framed[0]) >= 67 and framed[1] == "DiWZ-Auswertung 'deac-0017'" and framed[2] == ""
@@ -248,8 +268,9 @@ def test_diwz_evaluation_reproduces_seed_table_one(seed_warehouse, capsys):
 
 
 def test_diwz_evaluation_reproduces_seed_table_two(seed_warehouse, capsys):
-    code, out, err = report(capsys, "diwz", "--month", "1998-07", "--game", "deac-0023",
-                            "--warehouse", str(seed_warehouse))
+    code, out, err = report(
+        capsys, "diwz", "--month", "1998-07", "--game", "deac-0023", "--warehouse", str(seed_warehouse)
+    )
     assert code == 0, err
     framed = evaluation_lines(out)
     rows = [row.replace("Bsp2 ", "", 1) for row in table_rows(framed)]
@@ -257,7 +278,7 @@ def test_diwz_evaluation_reproduces_seed_table_two(seed_warehouse, capsys):
     assert len(rows) == len(expected)
     for row, seed in zip(rows, expected):
         name, old, rest = seed.split("\t", 2)
-        if "(" in rest:   # waiting or unrated: the results, in whatever order the seed lists them
+        if "(" in rest:  # waiting or unrated: the results, in whatever order the seed lists them
             assert row.split()[:3] == [*name.split(), old]
             assert sorted(re.findall(r"[½\d]+\(\d+\)", row)) == sorted(re.findall(r"[½\d]+\(\d+\)", rest))
         else:
@@ -272,7 +293,8 @@ def test_diwz_results_rebuilt_for_every_game_that_waits(small):
     history = duckdb.sql(
         f"SELECT source_id, list(struct_pack(player_id, rating_before, rating_after, score, opponents)) AS rows "
         f"FROM read_parquet('{small}/history/diwz/*/*/history.parquet', hive_partitioning = false) "
-        "GROUP BY source_id HAVING bool_or(rating_after IS NULL) ORDER BY source_id").fetchall()
+        "GROUP BY source_id HAVING bool_or(rating_after IS NULL) ORDER BY source_id"
+    ).fetchall()
     assert len(history) >= 5
     for game_id, rows in history:
         results = game_results(Warehouse(small), game_id, rows)
@@ -301,7 +323,8 @@ def test_diwz_list(small, capsys):
 def busiest_dip_pouch_player(warehouse: Path) -> str:
     return duckdb.sql(
         f"SELECT player_id FROM read_parquet('{warehouse}/history/dip_pouch/*/*/history.parquet') "
-        "GROUP BY player_id ORDER BY count(*) DESC, player_id LIMIT 1").fetchall()[0][0]
+        "GROUP BY player_id ORDER BY count(*) DESC, player_id LIMIT 1"
+    ).fetchall()[0][0]
 
 
 def test_dip_pouch_ranking_and_player_history(small, capsys):
@@ -312,30 +335,46 @@ def test_dip_pouch_ranking_and_player_history(small, capsys):
     assert re.split(r"\s{2,}", ranking[3].strip()) == ["Rank", "Name", "Country", "Rating", "Events", "National rank"]
     first = rankings(small, "dip_pouch", DEC_2024)[0]
     assert re.split(r"\s{2,}", ranking[5].strip()) == [
-        "1", printed(first["player_name"]), first["country"], money(first["rating"]), str(first["events"]),
-        str(first["national_rank"])]
+        "1",
+        printed(first["player_name"]),
+        first["country"],
+        money(first["rating"]),
+        str(first["events"]),
+        str(first["national_rank"]),
+    ]
 
-    history = duckdb.sql(
-        f"SELECT h.*, e.name FROM read_parquet('{small}/history/dip_pouch/*/*/history.parquet', hive_partitioning = false) h "
-        f"JOIN read_parquet('{small}/validated/events.parquet') e ON e.event_id = h.source_id "
-        f"WHERE player_id = '{player}' ORDER BY source_date, source_id").to_arrow_table().to_pylist()
+    history = (
+        duckdb.sql(
+            f"SELECT h.*, e.name FROM read_parquet('{small}/history/dip_pouch/*/*/history.parquet', hive_partitioning = false) h "
+            f"JOIN read_parquet('{small}/validated/events.parquet') e ON e.event_id = h.source_id "
+            f"WHERE player_id = '{player}' ORDER BY source_date, source_id"
+        )
+        .to_arrow_table()
+        .to_pylist()
+    )
     assert len(history) >= 2
     section = block(out, "Dip Pouch history of ")
     assert f"({player})" in section[0]
     assert re.split(r"\s{2,}", section[3].strip()) == ["Event", "Date", "Place", "Percentile", "TV", "Rating"]
-    body = section[5:5 + len(history)]
+    body = section[5 : 5 + len(history)]
     for line, row in zip(body, history):
         after = money(row["rating_after"]) if row["rating_after"] is not None else None
         moved = f"{money(row['rating_before'])} → {after}" if after else f"{money(row['rating_before'])} (unchanged)"
         assert re.split(r"\s{2,}", line.strip()) == [
-            row["name"], row["source_date"].isoformat(), f"{row['placement']}/{row['num_players']}",
-            money(row["percentile"]), money(row["tournament_value"]), moved]
+            row["name"],
+            row["source_date"].isoformat(),
+            f"{row['placement']}/{row['num_players']}",
+            money(row["percentile"]),
+            money(row["tournament_value"]),
+            moved,
+        ]
     # Months before the player's first event have nothing to show.
     first_month = Month.of(history[0]["source_date"])
     months = Warehouse(small).written_months("rankings", "dip_pouch")
     if months[0] < first_month:
-        code, _, err = report(capsys, "dip_pouch", "--month", str(months[0]), "--player", player,
-                              "--warehouse", str(small))
+        code, _, err = report(
+            capsys, "dip_pouch", "--month", str(months[0]), "--player", player, "--warehouse", str(small)
+        )
         assert code == 2 and "no Dip Pouch event up to" in err
 
 
@@ -351,12 +390,29 @@ def test_club_columns(small, capsys):
     assert code == 0
     table = rankings(small, "club", "2024-01")
     lines = block(out, "Club rankings 2024, January 2024")
-    assert re.split(r"\s{2,}", lines[3].strip()) == ["Rank", "Name", "W-L-D", "P", "W%", "S", "Base", "Legacy", "Rating"]
-    for line, row in zip(lines[5:5 + len(table)], table):
+    assert re.split(r"\s{2,}", lines[3].strip()) == [
+        "Rank",
+        "Name",
+        "W-L-D",
+        "P",
+        "W%",
+        "S",
+        "Base",
+        "Legacy",
+        "Rating",
+    ]
+    for line, row in zip(lines[5 : 5 + len(table)], table):
         assert re.split(r"\s{2,}", line.strip()) == [
-            str(row["rank"]), printed(row["player_name"]), f"{row['wins']}-{row['losses']}-{row['draws']}",
-            club_fraction(row["win_points"]), club_fraction(row["win_pct"]), club_fraction(row["schedule_strength"]),
-            money(row["base_rating"]), money(row["legacy"]), money(row["rating"])]
+            str(row["rank"]),
+            printed(row["player_name"]),
+            f"{row['wins']}-{row['losses']}-{row['draws']}",
+            club_fraction(row["win_points"]),
+            club_fraction(row["win_pct"]),
+            club_fraction(row["schedule_strength"]),
+            money(row["base_rating"]),
+            money(row["legacy"]),
+            money(row["rating"]),
+        ]
     # January holds both this year's players and players listed on last year's legacy alone.
     assert any(r["win_pct"] is None for r in table) and any(r["win_pct"] is not None for r in table)
 
@@ -364,16 +420,19 @@ def test_club_columns(small, capsys):
 # --- errors ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["elo"], "unknown system 'elo'; choose from dip_pouch, club, eagle, diwz"),
-    (["eagle", "--month", "1999-01"], "no eagle snapshot for 1999-01; months with snapshots: 2023-01 … 2024-12"),
-    (["dip_pouch", "--player", "nobody"], "unknown player 'nobody'"),
-    (["diwz", "--game", "no-such-game"], "unknown game 'no-such-game'"),
-    (["eagle", "--game", "g0000001"], "--game shows a DiWZ evaluation"),
-    (["club", "--player", "p00001"], "--player shows a Dip Pouch history"),
-    (["eagle", "--month", "2024-13"], "not a month"),
-    (["eagle", "--top", "0"], "at least 1"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["elo"], "unknown system 'elo'; choose from dip_pouch, club, eagle, diwz"),
+        (["eagle", "--month", "1999-01"], "no eagle snapshot for 1999-01; months with snapshots: 2023-01 … 2024-12"),
+        (["dip_pouch", "--player", "nobody"], "unknown player 'nobody'"),
+        (["diwz", "--game", "no-such-game"], "unknown game 'no-such-game'"),
+        (["eagle", "--game", "g0000001"], "--game shows a DiWZ evaluation"),
+        (["club", "--player", "p00001"], "--player shows a Dip Pouch history"),
+        (["eagle", "--month", "2024-13"], "not a month"),
+        (["eagle", "--top", "0"], "at least 1"),
+    ],
+)
 def test_errors_exit_2_with_a_message(small, capsys, argv, message):
     code, out, err = report(capsys, *argv, "--warehouse", str(small))
     assert code == 2 and message in err and "Traceback" not in out + err and out == ""
@@ -385,8 +444,9 @@ def test_missing_warehouse_and_unrated_game(small, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     code, _, err = report(capsys, "eagle", "--warehouse", str(tmp_path / "empty"))
     assert code == 2 and "no eagle snapshots" in err
-    unrated = duckdb.sql(f"SELECT game_id FROM read_parquet('{small}/validated/games/*.parquet') "
-                         "WHERE NOT rated LIMIT 1").fetchall()
+    unrated = duckdb.sql(
+        f"SELECT game_id FROM read_parquet('{small}/validated/games/*.parquet') WHERE NOT rated LIMIT 1"
+    ).fetchall()
     if unrated:
         code, _, err = report(capsys, "diwz", "--game", unrated[0][0], "--warehouse", str(small))
         assert code == 2 and "not rated" in err
@@ -399,6 +459,7 @@ def test_default_month_is_the_latest(small, capsys):
 
 def test_closed_pipe_is_not_an_error(small, monkeypatch):
     """`diprank report eagle | head` stops quietly once the reader has gone."""
+
     class ClosedPipe:
         encoding = "utf-8"
 
@@ -433,13 +494,26 @@ def test_cli_wiring(small):
 def hand_built_report() -> Report:
     """A ranking with a bidi override, a wide name and a short row, then an empty framed evaluation."""
     ranking = Section(
-        "ranking", "Demo table, December 2024",
+        "ranking",
+        "Demo table, December 2024",
         [Column("Rank", "right"), Column("Name", css="name"), Column("Points", "right")],
-        [Row(["1", "\u202eAnn", "12.50"], "p1"), Row(["2", "李小龍", "3.00"], "p2"),
-         Row(["10", "waiting: 1(1514), ½(1628)"], "p3")],
-        before=["As of 2024-12-31."], after=["… 4 more listed"])
-    evaluation = Section("evaluation", "DiWZ-Auswertung 'g1'", [Column("Name, Vorname"), Column("TD", "right")], [],
-                         after=["", "Ende: 3.12.24", ""], framed=True, name_column=0)
+        [
+            Row(["1", "\u202eAnn", "12.50"], "p1"),
+            Row(["2", "李小龍", "3.00"], "p2"),
+            Row(["10", "waiting: 1(1514), ½(1628)"], "p3"),
+        ],
+        before=["As of 2024-12-31."],
+        after=["… 4 more listed"],
+    )
+    evaluation = Section(
+        "evaluation",
+        "DiWZ-Auswertung 'g1'",
+        [Column("Name, Vorname"), Column("TD", "right")],
+        [],
+        after=["", "Ende: 3.12.24", ""],
+        framed=True,
+        name_column=0,
+    )
     return Report("eagle", Month(2024, 12), ranking.title, "Demo table", [ranking, evaluation])
 
 
@@ -451,14 +525,23 @@ def test_text_of_a_hand_built_report():
         "",
         "Rank  Name    Points",
         "-" * 31,
-        "   1  Ann      12.50",   # the override is dropped; the wide name takes six columns
+        "   1  Ann      12.50",  # the override is dropped; the wide name takes six columns
         "   2  李小龍    3.00",
-        "  10  waiting: 1(1514), ½(1628)",   # the short row's last cell runs on, unpadded
+        "  10  waiting: 1(1514), ½(1628)",  # the short row's last cell runs on, unpadded
         "-" * 31,
         "… 4 more listed",
         "",
-        frame, "DiWZ-Auswertung 'g1'", "", "Name, Vorname  TD", rule, "  (no players listed)", rule,
-        "", "Ende: 3.12.24", "", frame,
+        frame,
+        "DiWZ-Auswertung 'g1'",
+        "",
+        "Name, Vorname  TD",
+        rule,
+        "  (no players listed)",
+        rule,
+        "",
+        "Ende: 3.12.24",
+        "",
+        frame,
     ]
 
 
@@ -466,7 +549,7 @@ def test_page_without_a_chart(small):
     page = render_html(hand_built_report())
     assert "<svg" not in page and "<figure" not in page
     assert '<td class="l span" colspan="2"><bdi>waiting: 1(1514), ½(1628)</bdi></td>' in page
-    assert "<bdi>\u202eAnn</bdi>" in page   # HTML keeps the override and isolates the name instead
+    assert "<bdi>\u202eAnn</bdi>" in page  # HTML keeps the override and isolates the name instead
     # Text output does not need the chart, and the tables do not depend on it.
     plain = build_report(Warehouse(small), "eagle", DEC_2024, with_chart=False)
     charted = build_report(Warehouse(small), "eagle", DEC_2024)
@@ -528,14 +611,25 @@ def test_html_page_is_self_contained_and_escaped(small, capsys):
 
 def test_html_report_with_an_evaluation_and_a_history(seed_warehouse, small, tmp_path, capsys):
     target = tmp_path / "pages" / "seed.html"
-    code, out, _ = report(capsys, "diwz", "--month", "1998-07", "--game", "deac-0023",
-                          "--warehouse", str(seed_warehouse), "--html", str(target))
+    code, out, _ = report(
+        capsys,
+        "diwz",
+        "--month",
+        "1998-07",
+        "--game",
+        "deac-0023",
+        "--warehouse",
+        str(seed_warehouse),
+        "--html",
+        str(target),
+    )
     assert code == 0 and target.exists() and out.rstrip().endswith(f"wrote {target}")
     page = target.read_text(encoding="utf-8")
     assert 'class="pooled"' in page and html.escape(DIWZ_POOLED_NOTE) in page and 'colspan="6"' in page
     player = busiest_dip_pouch_player(small)
-    code, _, _ = report(capsys, "dip_pouch", "--month", DEC_2024, "--player", player, "--warehouse", str(small),
-                        "--html", str(tmp_path))
+    code, _, _ = report(
+        capsys, "dip_pouch", "--month", DEC_2024, "--player", player, "--warehouse", str(small), "--html", str(tmp_path)
+    )
     assert code == 0 and 'id="player-history"' in (tmp_path / f"dip_pouch-{DEC_2024}.html").read_text(encoding="utf-8")
 
 
@@ -543,7 +637,7 @@ def test_chart_path_breaks_where_a_player_was_not_listed():
     months = [Month(2024, 1), Month(2024, 2), Month(2024, 4), Month(2024, 6), Month(2024, 7)]
     d = series_path(list(zip(months, [10.0, 12.0, 11.0, 9.0, 8.0])), lambda m: float(m.month), lambda r: r)
     runs = re.split(r"(?=M)", d.replace(" ", ""))[1:]
-    assert [run.count("L") for run in runs] == [1, 3, 1]   # a line, a diamond for April alone, a line
+    assert [run.count("L") for run in runs] == [1, 3, 1]  # a line, a diamond for April alone, a line
     assert runs[1].endswith("Z")
 
 
@@ -563,10 +657,23 @@ def test_html_page_in_headless_chromium(small, tmp_path, capsys):
     code, _, _ = report(capsys, "eagle", "--month", DEC_2024, "--warehouse", str(small), "--html", str(target))
     assert code == 0
     done = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", target.as_uri()],
-        capture_output=True, text=True, timeout=120)
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            target.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     dom = done.stdout
     assert done.returncode == 0 and "</html>" in dom, done.stderr[-2000:]
     parser = PageParser()
@@ -586,8 +693,14 @@ def test_html_page_in_headless_chromium(small, tmp_path, capsys):
 
 DOCS = REPO / "docs" / "DASHBOARDS.md"
 QUERIES = ("latest-table", "player-history", "player-ranks", "year-end", "national-ranking", "eagle-awards")
-RESULT_NAMES = {"latest-table": "latest_table", "player-history": "player_history", "player-ranks": "player_ranks",
-                "year-end": "year_end", "national-ranking": "national_ranking", "eagle-awards": "eagle_awards"}
+RESULT_NAMES = {
+    "latest-table": "latest_table",
+    "player-history": "player_history",
+    "player-ranks": "player_ranks",
+    "year-end": "year_end",
+    "national-ranking": "national_ranking",
+    "eagle-awards": "eagle_awards",
+}
 
 
 def doc_blocks(language: str) -> list[str]:
@@ -605,12 +718,13 @@ def doc_values(small):
     player = busiest_dip_pouch_player(small)
     country = duckdb.sql(
         f"SELECT country FROM read_parquet('{small}/rankings/dip_pouch/year=2024/month=12/rankings.parquet') "
-        "WHERE country IS NOT NULL GROUP BY country ORDER BY count(*) DESC, country LIMIT 1").fetchall()[0][0]
+        "WHERE country IS NOT NULL GROUP BY country ORDER BY count(*) DESC, country LIMIT 1"
+    ).fetchall()[0][0]
     return {"2020": "2024", "w0101": player, "Germany": country, "data/warehouse": str(small)}
 
 
 def localise(code: str, values: dict[str, str]) -> str:
-    for placeholder, value in values.items():   # the year first: a temporary path may hold digits
+    for placeholder, value in values.items():  # the year first: a temporary path may hold digits
         code = code.replace(placeholder, value)
     return code
 
@@ -619,7 +733,7 @@ def column(result, name: str) -> list:
     """One column of a DuckDB (Arrow), pandas or polars result as a Python list."""
     if isinstance(result, pa.Table):
         return result.column(name).to_pylist()
-    if hasattr(result, "to_pandas") and hasattr(result, "get_column"):   # polars
+    if hasattr(result, "to_pandas") and hasattr(result, "get_column"):  # polars
         return result.get_column(name).to_list()
     return result[name].tolist()
 
@@ -633,40 +747,55 @@ def check_query(name: str, result, small: Path, values: dict[str, str]) -> None:
         assert column(result, "player_id") == [r["player_id"] for r in expected]
         assert column(result, "points") == [r["points"] for r in expected]
     elif name == "player-history":
-        rows = duckdb.sql(f"SELECT source_id FROM read_parquet('{small}/history/dip_pouch/*/*/history.parquet') "
-                          f"WHERE player_id = '{values['w0101']}' ORDER BY source_date, source_id").fetchall()
+        rows = duckdb.sql(
+            f"SELECT source_id FROM read_parquet('{small}/history/dip_pouch/*/*/history.parquet') "
+            f"WHERE player_id = '{values['w0101']}' ORDER BY source_date, source_id"
+        ).fetchall()
         assert column(result, "source_id") == [r[0] for r in rows] and len(rows) >= 2
         events = {r["event_id"]: r["name"] for r in pq.read_table(store.validated("events")).to_pylist()}
         assert column(result, "event") == [events[r[0]] for r in rows]
     elif name == "player-ranks":
-        listed = [m for m in store.written_months("rankings", "dip_pouch")
-                  if values["w0101"] in pq.read_table(store.rankings("dip_pouch", m), columns=["player_id"])
-                  .column("player_id").to_pylist()]
+        listed = [
+            m
+            for m in store.written_months("rankings", "dip_pouch")
+            if values["w0101"]
+            in pq.read_table(store.rankings("dip_pouch", m), columns=["player_id"]).column("player_id").to_pylist()
+        ]
         assert [str(Month.of(d)) for d in column(result, "as_of")] == [str(m) for m in listed]
     elif name == "year-end":
         expected = []
         for month in store.written_months("rankings", "club"):
             if month.month == 12:
-                expected += [(month.year, r["rank"], r["player_id"])
-                             for r in pq.read_table(store.rankings("club", month)).to_pylist() if r["rank"] <= 10]
+                expected += [
+                    (month.year, r["rank"], r["player_id"])
+                    for r in pq.read_table(store.rankings("club", month)).to_pylist()
+                    if r["rank"] <= 10
+                ]
         got = list(zip(column(result, "year"), column(result, "rank"), column(result, "player_id")))
         assert [(int(y), int(r), p) for y, r, p in got] == expected and {y for y, _, _ in expected} == {2023, 2024}
     elif name == "national-ranking":
         last = store.written_months("rankings", "dip_pouch")[-1]
-        expected = sorted((r["national_rank"], r["player_id"]) for r in pq.read_table(store.rankings("dip_pouch", last))
-                          .to_pylist() if r["country"] == values["Germany"])
+        expected = sorted(
+            (r["national_rank"], r["player_id"])
+            for r in pq.read_table(store.rankings("dip_pouch", last)).to_pylist()
+            if r["country"] == values["Germany"]
+        )
         assert list(zip(column(result, "national_rank"), column(result, "player_id"))) == expected
         assert len(expected) >= 2
     elif name == "eagle-awards":
         expected = []
         for month in store.written_months("awards", "eagle"):
             if month.year == 2024:
-                listed = {r["player_id"]: r["player_name"]
-                          for r in pq.read_table(store.rankings("eagle", month)).to_pylist()}
-                expected += [(month.month, a["award"], a["player_id"], listed.get(a["player_id"], a["player_id"]))
-                             for a in pq.read_table(store.output("awards", "eagle", month)).to_pylist()]
-        got = zip(column(result, "month"), column(result, "award"), column(result, "player_id"),
-                  column(result, "player_name"))
+                listed = {
+                    r["player_id"]: r["player_name"] for r in pq.read_table(store.rankings("eagle", month)).to_pylist()
+                }
+                expected += [
+                    (month.month, a["award"], a["player_id"], listed.get(a["player_id"], a["player_id"]))
+                    for a in pq.read_table(store.output("awards", "eagle", month)).to_pylist()
+                ]
+        got = zip(
+            column(result, "month"), column(result, "award"), column(result, "player_id"), column(result, "player_name")
+        )
         assert [(int(m), a, p, n) for m, a, p, n in got] == sorted(expected) and len(expected) > 12
     else:
         raise AssertionError(f"no check for query {name!r}")

@@ -1,9 +1,9 @@
 """The runner saves a batch of months while it computes the next: batches still land in order,
 each with its checkpoints and manifest, and a batch that breaks its model stops the run before
 any later month is written."""
+
 from __future__ import annotations
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
@@ -72,8 +72,11 @@ def test_a_run_ends_the_same_whatever_its_batches(tmp_path, monkeypatch):
         monkeypatch.setattr(runner, "FLUSH_ROWS", rows)
         warehouse = validated_warehouse(tmp_path / label, games=games())
         runner.run_system(ClubRating(), warehouse, None, None, config_key=key)
-        outputs[label] = {p.relative_to(warehouse.root).as_posix(): p.read_bytes()
-                          for kind in ("rankings", "history", "state") for p in (warehouse.root / kind).rglob("*")
-                          if p.is_file()}
+        outputs[label] = {
+            p.relative_to(warehouse.root).as_posix(): p.read_bytes()
+            for kind in ("rankings", "history", "state")
+            for p in (warehouse.root / kind).rglob("*")
+            if p.is_file()
+        }
     assert outputs["whole"] == outputs["monthly"]
     assert len(outputs["whole"]) == 2 * len(month_range(NOV, APR)) + 3  # the tables, two checkpoints, the manifest

@@ -1,4 +1,5 @@
 """Checkpoint codec: every value kind comes back exactly, and the same state gives the same bytes."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,9 +15,16 @@ from pipeline.core import state_codec
 def test_every_kind_round_trips_exactly():
     ids = pa.array(["p1", None, "p\u00e9"], pa.string())
     state = {
-        "month": (2020, 12), "when": dt.date(2020, 12, 31), "points": Decimal("12.35"), "pi": 0.1 + 0.2,
-        "ratings": np.array([1.5, -2.25]), "slots": np.arange(6, dtype=np.int32).reshape(2, 3),
-        "ids": ids, "sliced": ids.slice(1), "table": pa.table({"a": [1, 2]}), 3: "non-text key",
+        "month": (2020, 12),
+        "when": dt.date(2020, 12, 31),
+        "points": Decimal("12.35"),
+        "pi": 0.1 + 0.2,
+        "ratings": np.array([1.5, -2.25]),
+        "slots": np.arange(6, dtype=np.int32).reshape(2, 3),
+        "ids": ids,
+        "sliced": ids.slice(1),
+        "table": pa.table({"a": [1, 2]}),
+        3: "non-text key",
     }
     back = state_codec.loads(state_codec.dumps(state))
     assert back["month"] == (2020, 12) and back["when"] == dt.date(2020, 12, 31)
@@ -30,8 +38,9 @@ def test_every_kind_round_trips_exactly():
 
 def test_a_string_array_is_stored_by_its_values_not_its_memory():
     # The same ids in a larger buffer (room for more) give the same bytes.
-    roomy = pa.StringArray.from_buffers(2, pa.py_buffer(np.array([0, 2, 4], np.int32)),
-                                        pa.py_buffer(np.frombuffer(b"p1p2" + b"\0" * 60, np.uint8)))
+    roomy = pa.StringArray.from_buffers(
+        2, pa.py_buffer(np.array([0, 2, 4], np.int32)), pa.py_buffer(np.frombuffer(b"p1p2" + b"\0" * 60, np.uint8))
+    )
     assert state_codec.dumps({"ids": roomy}) == state_codec.dumps({"ids": pa.array(["p1", "p2"])})
 
 

@@ -1,5 +1,6 @@
 """A backfill launched the way the UI's Materialize dialog does it, on a real webserver and daemon
 (`dagster dev` on a temporary instance), writes the same files as `diprank run` for that range."""
+
 import datetime as dt
 import json
 import os
@@ -46,9 +47,11 @@ def free_port() -> int:
 
 
 def graphql(port: int, query: str, variables: dict) -> dict:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql",
-                                     data=json.dumps({"query": query, "variables": variables}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query, "variables": variables}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         answer = json.loads(response.read())
     assert "errors" not in answer, answer
@@ -85,8 +88,9 @@ def test_a_ui_backfill_writes_what_diprank_run_writes(tmp_path):
         code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(expected), "--systems", "club", "--quiet")
         assert code == 0, out + err
         # The UI's warehouse: ingested, nothing rated yet (dip_pouch has no events here).
-        code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(warehouse), "--systems", "dip_pouch",
-                                 "--quiet")
+        code, out, err = run_cli(
+            "run", "--raw", str(raw), "--warehouse", str(warehouse), "--systems", "dip_pouch", "--quiet"
+        )
         assert code == 0, out + err
     assert club_files(expected) and not club_files(warehouse)
 
@@ -95,17 +99,31 @@ def test_a_ui_backfill_writes_what_diprank_run_writes(tmp_path):
     prepare_local_instance(home)
     (tmp_path / "workspace.yaml").write_text(
         "load_from:\n  - python_module:\n      module_name: pipeline.definitions\n"
-        f"      working_directory: {tmp_path}\n      location_name: diprank\n")
+        f"      working_directory: {tmp_path}\n      location_name: diprank\n"
+    )
     port = free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "DIPRANK_RAW_DIR": str(raw), "DIPRANK_WAREHOUSE_DIR": str(warehouse),
-           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    server = subprocess.Popen([str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "DIPRANK_RAW_DIR": str(raw),
+        "DIPRANK_WAREHOUSE_DIR": str(warehouse),
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    server = subprocess.Popen(
+        [str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         wait_for_webserver(port, server, 120)
-        launched = graphql(port, LAUNCH, {"backfillParams": {
-            "assetSelection": [{"path": ["club_rankings"]}], "partitionNames": MONTHS}})
+        launched = graphql(
+            port,
+            LAUNCH,
+            {"backfillParams": {"assetSelection": [{"path": ["club_rankings"]}], "partitionNames": MONTHS}},
+        )
         result = launched["launchPartitionBackfill"]
         assert result["__typename"] == "LaunchBackfillSuccess", result
         # Done when its run has ended: the daemon marks the backfill itself completed only at its
@@ -132,7 +150,9 @@ def test_a_ui_backfill_writes_what_diprank_run_writes(tmp_path):
     from dagster import AssetKey, DagsterEventType, DagsterInstance
 
     with DagsterInstance.from_config(str(home)) as instance:
-        planned = instance.get_records_for_run(run["runId"], of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED).records
+        planned = instance.get_records_for_run(
+            run["runId"], of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+        ).records
         assert sorted(r.event_log_entry.dagster_event.partition for r in planned) == MONTHS
         assert instance.get_materialized_partitions(AssetKey("club_rankings")) == set(MONTHS)
 

@@ -1,4 +1,5 @@
 """Every rule of SPEC §2, each with a delivery that breaks it; valid rows beside it still land."""
+
 import copy
 from pathlib import Path
 
@@ -12,17 +13,49 @@ from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_a
 from tests.support import make_raw, write_csv
 
 GOOD_GAME = [
-    {"game_id": "ok", "finished_on": "2020-03-01", "power": "England", "player_id": "a", "result": "solo",
-     "centres": 18, "eliminated_year": None},
-    {"game_id": "ok", "finished_on": "2020-03-01", "power": "France", "player_id": "b", "result": "survived",
-     "centres": 5, "eliminated_year": None},
-    {"game_id": "ok", "finished_on": "2020-03-01", "power": "Germany", "player_id": "c", "result": "eliminated",
-     "centres": 0, "eliminated_year": 1905},
+    {
+        "game_id": "ok",
+        "finished_on": "2020-03-01",
+        "power": "England",
+        "player_id": "a",
+        "result": "solo",
+        "centres": 18,
+        "eliminated_year": None,
+    },
+    {
+        "game_id": "ok",
+        "finished_on": "2020-03-01",
+        "power": "France",
+        "player_id": "b",
+        "result": "survived",
+        "centres": 5,
+        "eliminated_year": None,
+    },
+    {
+        "game_id": "ok",
+        "finished_on": "2020-03-01",
+        "power": "Germany",
+        "player_id": "c",
+        "result": "eliminated",
+        "centres": 0,
+        "eliminated_year": 1905,
+    },
 ]
-GOOD_EVENT = {"event_id": "e_ok", "name": "Good", "start_date": "2019-05-24", "end_date": "2019-05-26",
-              "location": "X", "country": "USA", "rounds": 3, "num_players": 10, "is_world_championship": False}
-GOOD_RESULTS = [{"event_id": "e_ok", "player_id": "a", "placement": 1},
-                {"event_id": "e_ok", "player_id": "b", "placement": 2}]
+GOOD_EVENT = {
+    "event_id": "e_ok",
+    "name": "Good",
+    "start_date": "2019-05-24",
+    "end_date": "2019-05-26",
+    "location": "X",
+    "country": "USA",
+    "rounds": 3,
+    "num_players": 10,
+    "is_world_championship": False,
+}
+GOOD_RESULTS = [
+    {"event_id": "e_ok", "player_id": "a", "placement": 1},
+    {"event_id": "e_ok", "player_id": "b", "placement": 2},
+]
 
 
 def bad_game(**changes_by_power):
@@ -42,8 +75,10 @@ def validate_folder(raw: Path):
         ingest_feed(con, raw, feed)
     for feed in VALIDATION_ORDER:
         counts[feed.name] = validate_and_count(con, feed)
-    quarantine = [dict(zip(["feed", "reason", "detail", "source_file", "source_line", "record_key"], r))
-                  for r in con.execute("SELECT * FROM quarantine ORDER BY feed, source_file, source_line").fetchall()]
+    quarantine = [
+        dict(zip(["feed", "reason", "detail", "source_file", "source_line", "record_key"], r))
+        for r in con.execute("SELECT * FROM quarantine ORDER BY feed, source_file, source_line").fetchall()
+    ]
     valid = {f: [r[0] for r in con.execute(f"SELECT {FEEDS[f].key[0]} FROM {f}").fetchall()] for f in counts}
     for c in counts.values():
         assert c.balanced, c
@@ -66,8 +101,10 @@ GAME_CASES = {
     "before_1954": ({p: {"finished_on": "1953-12-31"} for p in ("England", "France", "Germany")}, "date_before_1954"),
     "player_on_two_powers": ({"France": {"player_id": "a"}}, "player_on_two_powers"),
     "original_holds_another_power": ({"France": {"original_player_id": "c"}}, "player_on_two_powers"),
-    "original_on_two_powers": ({"France": {"original_player_id": "z"}, "Germany": {"original_player_id": "z"}},
-                               "player_on_two_powers"),
+    "original_on_two_powers": (
+        {"France": {"original_player_id": "z"}, "Germany": {"original_player_id": "z"}},
+        "player_on_two_powers",
+    ),
     "original_replaced_on_own_power": ({"France": {"original_player_id": "b"}}, "player_on_two_powers"),
     "deny_without_original": ({"France": {"replacement_denies": True}}, "deny_without_original_player"),
     "dates_differ": ({"France": {"finished_on": "2020-03-02"}}, "game_fields_differ"),
@@ -84,7 +121,10 @@ GAME_CASES = {
 def test_game_rule(tmp_path, case):
     changes, reason = GAME_CASES[case]
     rows = GOOD_GAME + bad_game(**changes)
-    raw = make_raw(tmp_path / "raw", games=[{**{"supply_centres": 34}, **r} for r in rows] if case != "zero_supply_centres" else rows)
+    raw = make_raw(
+        tmp_path / "raw",
+        games=[{**{"supply_centres": 34}, **r} for r in rows] if case != "zero_supply_centres" else rows,
+    )
     quarantine, counts, valid = validate_folder(raw)
     bad = [q for q in quarantine if q["feed"] == "games"]
     assert {q["record_key"].split("/")[0] for q in bad} == {"bad"}
@@ -175,8 +215,10 @@ def test_event_without_results(tmp_path):
 
 
 def test_player_registry_needs_an_id(tmp_path):
-    players = [{"player_id": "a", "name": "Karl Georg Øhrn", "country": "NOR"},
-               {"player_id": None, "name": "Nobody", "country": "GER"}]
+    players = [
+        {"player_id": "a", "name": "Karl Georg Øhrn", "country": "NOR"},
+        {"player_id": None, "name": "Nobody", "country": "GER"},
+    ]
     quarantine, _, valid = validate_folder(make_raw(tmp_path / "raw", players=players))
     assert [q["reason"] for q in quarantine] == ["missing_required_value"] and valid["players"] == ["a"]
 
@@ -209,6 +251,7 @@ def test_json_lines_with_a_broken_line(tmp_path):
     raw = tmp_path / "raw"
     (raw / "games").mkdir(parents=True)
     import json
+
     lines = [json.dumps(r) for r in GOOD_GAME]
     lines.insert(1, '{"game_id": "ok", "power": ')
     (raw / "games" / "feed.jsonl").write_text("\n".join(lines) + "\n")
@@ -242,20 +285,45 @@ NOT_WHOLE = {
     "csv": ["3.5", "2.5", "1e1", "-0.5", "3,0", "99999999999999999999", "1_000", "0x10", "3.", "1E1"],
     "parquet_text": ["3.5", "2.5", "1e1", "-0.5", "3,0", "99999999999999999999", "1_000", "0x10", "3.", "1E1"],
     # a JSON value as written on the line
-    "jsonl": ["3.5", "2.5", "1e1", "-0.5", "1E+1", "5e-1", "99999999999999999999", "1e400", '"3,0"', '"1e1"',
-              '"2.5"', '"0x10"'],
+    "jsonl": [
+        "3.5",
+        "2.5",
+        "1e1",
+        "-0.5",
+        "1E+1",
+        "5e-1",
+        "99999999999999999999",
+        "1e400",
+        '"3,0"',
+        '"1e1"',
+        '"2.5"',
+        '"0x10"',
+    ],
     # a Parquet double column
     "parquet_double": [3.5, 2.5, -0.5, 1e19, float("nan"), float("inf"), 1e-300],
 }
-WHOLE = {"csv": ["5", "5.0", "+5", " 5 ", "5.000"], "parquet_text": ["5", "5.0", "+5", "05"],
-         "jsonl": ["5", "5.0", '"5"', '"5.0"'], "parquet_double": [5.0]}
+WHOLE = {
+    "csv": ["5", "5.0", "+5", " 5 ", "5.000"],
+    "parquet_text": ["5", "5.0", "+5", "05"],
+    "jsonl": ["5", "5.0", '"5"', '"5.0"'],
+    "parquet_double": [5.0],
+}
 
 
 def test_every_integer_column_is_covered():
-    assert INTEGER_COLUMNS == sorted([
-        ("event_results", "placement"), ("events", "num_players"), ("events", "rounds"),
-        ("games", "centres"), ("games", "eliminated_year"), ("games", "supply_centres"),
-        ("lists", "evaluations"), ("lists", "events"), ("lists", "games")])
+    assert INTEGER_COLUMNS == sorted(
+        [
+            ("event_results", "placement"),
+            ("events", "num_players"),
+            ("events", "rounds"),
+            ("games", "centres"),
+            ("games", "eliminated_year"),
+            ("games", "supply_centres"),
+            ("lists", "evaluations"),
+            ("lists", "events"),
+            ("lists", "games"),
+        ]
+    )
 
 
 # The list rows an integer column of the lists feed belongs to: (system, the row's other values).
@@ -289,13 +357,16 @@ def write_delivery(folder: Path, feed: str, rows: list[dict], fmt: str, column: 
     if fmt == "jsonl":
         lines = []
         for row in rows:
-            parts = [f"{json.dumps(c)}: {cell(row, c) if c == column and row.get(c) is not None else json.dumps(row.get(c))}"
-                     for c in columns]
+            parts = [
+                f"{json.dumps(c)}: {cell(row, c) if c == column and row.get(c) is not None else json.dumps(row.get(c))}"
+                for c in columns
+            ]
             lines.append("{" + ", ".join(parts) + "}")
         path = folder / f"{feed}.jsonl"
         path.write_text("\n".join(lines) + "\n")
         return path
     from tests.support import _text
+
     arrays = {}
     for c in columns:
         if c == column and fmt == "parquet_double":
@@ -303,8 +374,10 @@ def write_delivery(folder: Path, feed: str, rows: list[dict], fmt: str, column: 
             assert all(v is None or isinstance(v, float) for v in values)
             arrays[c] = pa.array(values, pa.float64(), from_pandas=False)
         else:
-            arrays[c] = pa.array([None if r.get(c) is None else (cell(r, c) if c == column else _text(r.get(c)))
-                                  for r in rows], pa.string())
+            arrays[c] = pa.array(
+                [None if r.get(c) is None else (cell(r, c) if c == column else _text(r.get(c))) for r in rows],
+                pa.string(),
+            )
     path = folder / f"{feed}.parquet"
     pq.write_table(pa.table(arrays), path)
     return path
@@ -328,16 +401,25 @@ def integer_case(feed: str, column: str, values: list) -> tuple[dict[str, list[d
         return {"games": rows}, "games", marked
     if feed == "events":
         events = [GOOD_EVENT] + [dict(GOOD_EVENT, event_id=f"e_bad{i}", **{column: v}) for i, v in enumerate(values)]
-        results = GOOD_RESULTS + [{"event_id": f"e_bad{i}", "player_id": "a", "placement": 1} for i in range(len(values))]
-        return {"events": events, "event_results": results}, "events", [(f"e_bad{i}", 1 + i) for i in range(len(values))]
+        results = GOOD_RESULTS + [
+            {"event_id": f"e_bad{i}", "player_id": "a", "placement": 1} for i in range(len(values))
+        ]
+        return (
+            {"events": events, "event_results": results},
+            "events",
+            [(f"e_bad{i}", 1 + i) for i in range(len(values))],
+        )
     if feed == "lists":
         system, values_of_row = LIST_ROWS[column]
         good = {"system": system, "as_of": "2020-01-31", "player_id": "p_ok", **values_of_row}
         rows = [good] + [dict(good, player_id=f"p_bad{i}", **{column: v}) for i, v in enumerate(values)]
         return {"lists": rows}, "lists", [(f"{system}/p_bad{i}", 1 + i) for i in range(len(values))]
     results = GOOD_RESULTS + [{"event_id": "e_ok", "player_id": f"z{i}", "placement": v} for i, v in enumerate(values)]
-    return ({"events": [GOOD_EVENT], "event_results": results}, "event_results",
-            [(f"e_ok/z{i}", len(GOOD_RESULTS) + i) for i in range(len(values))])
+    return (
+        {"events": [GOOD_EVENT], "event_results": results},
+        "event_results",
+        [(f"e_ok/z{i}", len(GOOD_RESULTS) + i) for i in range(len(values))],
+    )
 
 
 def write_case(raw: Path, rows_by_feed: dict, carrier: str, fmt: str, column: str) -> str:
@@ -361,11 +443,18 @@ def test_a_number_that_is_not_whole_is_a_bad_type(tmp_path, feed, column, fmt):
     for (key, index), value in zip(marked, values):
         assert key in entries, f"{value!r} was accepted in {fmt}"
         entry = entries[key]
-        assert (entry["reason"], entry["source_file"], entry["source_line"]) == ("bad_type", source, index + first_line), \
-            (value, entry)
+        assert (entry["reason"], entry["source_file"], entry["source_line"]) == (
+            "bad_type",
+            source,
+            index + first_line,
+        ), (value, entry)
         assert column in entry["detail"], entry
-    good = {"games": ["ok"] * 3, "events": ["e_ok"], "event_results": ["e_ok", "e_ok"],
-            "lists": [LIST_ROWS.get(column, ("",))[0]]}[carrier]
+    good = {
+        "games": ["ok"] * 3,
+        "events": ["e_ok"],
+        "event_results": ["e_ok", "e_ok"],
+        "lists": [LIST_ROWS.get(column, ("",))[0]],
+    }[carrier]
     assert sorted(valid[carrier]) == good
     if carrier == "games":
         assert counts["games"].quarantined == 3 * len(values), "a game is quarantined whole"
@@ -395,8 +484,13 @@ def test_parquet_fractions_of_any_number_type(tmp_path, arrow_type):
     rows = GOOD_GAME + [dict(r, game_id=g) for g in ("whole", "part") for r in bad_game()]
     centres = [as_value(r["centres"]) for r in rows]
     centres[len(GOOD_GAME) * 2 + 1] = as_value(5.25)  # France of game 'part'
-    table = pa.table({c: pa.array([None if r.get(c) is None else str(r.get(c)) for r in rows], pa.string())
-                      for c in FEEDS["games"].column_names if c != "centres" and any(c in r for r in rows)})
+    table = pa.table(
+        {
+            c: pa.array([None if r.get(c) is None else str(r.get(c)) for r in rows], pa.string())
+            for c in FEEDS["games"].column_names
+            if c != "centres" and any(c in r for r in rows)
+        }
+    )
     table = table.append_column("centres", pa.array(centres, arrow_type))
     (tmp_path / "raw" / "games").mkdir(parents=True)
     pq.write_table(table, tmp_path / "raw" / "games" / "games.parquet")

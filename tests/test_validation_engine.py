@@ -1,4 +1,5 @@
 """The one-query rule evaluation finds, row by row, exactly what Pandera's own engine finds."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,7 +13,13 @@ import pyarrow as pa
 import pytest
 
 from pipeline.ingest.validation import (
-    FEED_MODELS, VALIDATION_ORDER, create_candidates, drop_candidates, failing_rows, ingest_feed, scope_tables,
+    FEED_MODELS,
+    VALIDATION_ORDER,
+    create_candidates,
+    drop_candidates,
+    failing_rows,
+    ingest_feed,
+    scope_tables,
     validate_feed,
 )
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
@@ -20,7 +27,13 @@ from schemas.engine import NOT_NULLABLE, rule_failures
 from tests.support import make_raw
 from tests.test_lists import GOOD_LISTS, LIST_CASES, MULTI_SITE_CASES, multi_site_game
 from tests.test_validation import (
-    EVENT_CASES, GAME_CASES, GOOD_EVENT, GOOD_GAME, GOOD_RESULTS, RESULT_CASES, bad_game,
+    EVENT_CASES,
+    GAME_CASES,
+    GOOD_EVENT,
+    GOOD_GAME,
+    GOOD_RESULTS,
+    RESULT_CASES,
+    bad_game,
 )
 
 
@@ -55,7 +68,10 @@ def every_bad_case() -> dict[str, list[dict]]:
     lists = list(GOOD_LISTS)
     for case, (extra, _) in sorted(LIST_CASES.items()):
         lists += [{**row, "player_id": f"bad_{case}"} if row.get("player_id") == "bad" else row for row in extra]
-    players = [{"player_id": "a", "name": "A", "country": "NOR"}, {"player_id": None, "name": "Nobody", "country": "GER"}]
+    players = [
+        {"player_id": "a", "name": "A", "country": "NOR"},
+        {"player_id": None, "name": "Nobody", "country": "GER"},
+    ]
     return {"games": games, "events": events, "event_results": results, "lists": lists, "players": players}
 
 
@@ -76,7 +92,8 @@ def test_one_query_finds_what_pandera_finds(tmp_path):
         validate_feed(con, feed)  # the next feeds' rules read this one's valid rows
     # The comparison is only as good as the rules it saw fail.
     expected = {
-        "games": {reason for _, reason in GAME_CASES.values()} | {reason for _, reason in MULTI_SITE_CASES.values() if reason},
+        "games": {reason for _, reason in GAME_CASES.values()}
+        | {reason for _, reason in MULTI_SITE_CASES.values() if reason},
         "events": {reason for _, reason in EVENT_CASES.values()},
         "event_results": {reason for _, reason in RESULT_CASES.values()},
         "lists": {reason for _, reason in LIST_CASES.values()},
@@ -87,10 +104,20 @@ def test_one_query_finds_what_pandera_finds(tmp_path):
 
 
 # Values that break some rule of some output model, by Arrow type, with null among them.
-MESSY_VALUES = {"int64": [None, -1, 0, 1, 2, 3, 5], "float64": [None, -1.0, 0.0, 0.5, 3.0, 1600.0, 1600.5],
-                "string": [None, "a", "1600-0", "1600-1"], "boolean": [None, True, False],
-                "date": [None, dt.date(2020, 1, 31)]}
-ARROW = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string(), "boolean": pa.bool_(), "date": pa.date32()}
+MESSY_VALUES = {
+    "int64": [None, -1, 0, 1, 2, 3, 5],
+    "float64": [None, -1.0, 0.0, 0.5, 3.0, 1600.0, 1600.5],
+    "string": [None, "a", "1600-0", "1600-1"],
+    "boolean": [None, True, False],
+    "date": [None, dt.date(2020, 1, 31)],
+}
+ARROW = {
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "string": pa.string(),
+    "boolean": pa.bool_(),
+    "date": pa.date32(),
+}
 
 
 def by_rule(failures: list[tuple[str, str | None]]) -> tuple[Counter, set]:
@@ -112,12 +139,22 @@ def test_one_query_finds_what_pandera_finds_in_outputs(system, table):
     model = getattr(system_class(system), f"{table}_model")
     schema = pa.schema([(name, ARROW[str(column.dtype)]) for name, column in model.to_schema().columns.items()])
     rng = random.Random(1)
-    rows = pa.Table.from_pylist([{f.name: rng.choice(MESSY_VALUES[str(model.to_schema().columns[f.name].dtype)])
-                                  for f in schema} for _ in range(300)], schema=schema)
+    rows = pa.Table.from_pylist(
+        [
+            {f.name: rng.choice(MESSY_VALUES[str(model.to_schema().columns[f.name].dtype)]) for f in schema}
+            for _ in range(300)
+        ],
+        schema=schema,
+    )
     con = duckdb.connect()
     con.register("messy", rows)
-    ours = by_rule([(rule, rule[len(NOT_NULLABLE) + 1:-1] if rule.startswith(NOT_NULLABLE) else None)
-                    for _, rules in rule_failures(con, model, "messy", []) for rule in rules])
+    ours = by_rule(
+        [
+            (rule, rule[len(NOT_NULLABLE) + 1 : -1] if rule.startswith(NOT_NULLABLE) else None)
+            for _, rules in rule_failures(con, model, "messy", [])
+            for rule in rules
+        ]
+    )
     with pytest.raises(pdi.errors.SchemaErrors) as raised:
         model.validate(ibis.duckdb.from_connection(con).table("messy"), lazy=True)
     cases = raised.value.failure_cases

@@ -1,6 +1,7 @@
 """The DuckDB views over the output folders (pipeline/warehouse/views.py): one per folder with files,
 left alone while it reads its folder, replaced when the folder moved, dropped when its files are gone,
 and a system's run touches only its own."""
+
 import shutil
 
 import pyarrow as pa
@@ -33,7 +34,9 @@ def test_views_follow_the_folders_and_are_made_only_when_missing_or_moved(tmp_pa
     assert sorted(refresh_views(con, warehouse, systems=["club"])) == ["history_club", "rankings_club"]
     assert view_ids(con) == made
     assert con.execute("SELECT year, month, rating FROM rankings_club ORDER BY month").fetchall() == [
-        (2020, "01", 1.0), (2020, "02", 2.0)]
+        (2020, "01", 1.0),
+        (2020, "02", 2.0),
+    ]
 
     # A view that reads another folder (a warehouse that moved) is made anew.
     con.execute("CREATE OR REPLACE VIEW rankings_club AS SELECT 1 AS rating")

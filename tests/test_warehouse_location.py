@@ -7,10 +7,13 @@ from pipeline.defs.tags import WAREHOUSE_TAG
 from pipeline.settings import Settings
 
 
-@pytest.mark.parametrize("spellings", [
-    ("wh", "./wh", "wh/", "sub/../wh", "{tmp}/wh", "{tmp}//wh/"),
-    ("s3://bucket/prefix", "S3://bucket/prefix/", "s3://bucket//prefix"),
-])
+@pytest.mark.parametrize(
+    "spellings",
+    [
+        ("wh", "./wh", "wh/", "sub/../wh", "{tmp}/wh", "{tmp}//wh/"),
+        ("s3://bucket/prefix", "S3://bucket/prefix/", "s3://bucket//prefix"),
+    ],
+)
 def test_one_warehouse_has_one_canonical_location(tmp_path, monkeypatch, spellings):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
@@ -32,4 +35,5 @@ def test_jobs_of_the_code_location_carry_the_canonical_location(tmp_path, monkey
     assert relative.resolve_schedule_def("monthly_tables").job_name == "ingest"
     assert relative.resolve_sensor_def("new_raw_files").job_name == "ingest"
     assert {job.name for job in relative.resolve_sensor_def("rate_after_ingest").jobs} == {
-        f"{s}_job" for s in ("dip_pouch", "club", "eagle", "diwz")}
+        f"{s}_job" for s in ("dip_pouch", "club", "eagle", "diwz")
+    }

@@ -1,4 +1,5 @@
 """`python -m pipeline.cli`: the diprank command."""
+
 import sys
 
 from pipeline.cli.main import command_line

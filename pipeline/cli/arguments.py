@@ -1,4 +1,5 @@
 """Argument types of the diprank commands: a bad value is a usage error with a one-line reason."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,6 +17,7 @@ def month_argument(text: str) -> Month:
 
 def whole_number(minimum: int):
     """An argument type for a whole number of at least `minimum`."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -24,4 +26,5 @@ def whole_number(minimum: int):
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
         return value
+
     return parse

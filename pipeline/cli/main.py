@@ -3,6 +3,7 @@
 Settings are resolved once, here, from the environment and the command's flags; every command
 receives them. The commands print and choose exit codes; the work they call returns data.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,13 +38,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="ingest, validate and rate everything through Dagster")
     run.add_argument("--raw", help=f"raw feeds folder (default ${ENV_RAW_DIR} or {defaults.raw_dir})")
-    run.add_argument("--warehouse",
-                     help=f"output folder or s3:// URL (default ${ENV_WAREHOUSE_DIR} or {defaults.warehouse_dir})")
-    run.add_argument("--from", dest="first", type=month_argument, help="first month to compute (default: each system's first month with data)")
-    run.add_argument("--to", dest="last", type=month_argument, help="last month to compute (default: the latest month with data in any feed)")
+    run.add_argument(
+        "--warehouse", help=f"output folder or s3:// URL (default ${ENV_WAREHOUSE_DIR} or {defaults.warehouse_dir})"
+    )
+    run.add_argument(
+        "--from",
+        dest="first",
+        type=month_argument,
+        help="first month to compute (default: each system's first month with data)",
+    )
+    run.add_argument(
+        "--to",
+        dest="last",
+        type=month_argument,
+        help="last month to compute (default: the latest month with data in any feed)",
+    )
     run.add_argument("--strict", action="store_true", help="fail the run if anything is quarantined or a check fails")
     run.add_argument("--systems", help="comma-separated systems to compute (default: all)")
-    run.add_argument("--wait", action="store_true", help="wait for another run on the same warehouse instead of refusing")
+    run.add_argument(
+        "--wait", action="store_true", help="wait for another run on the same warehouse instead of refusing"
+    )
     run.add_argument("--quiet", action="store_true", help="print only the summary")
 
     gen = sub.add_parser("generate", help="write synthetic feeds of any size")
@@ -142,27 +156,46 @@ def command_run(args, settings: Settings) -> int:
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
     try:
         with warehouse_lock(warehouse.run_lock_path, wait=args.wait, on_wait=say):
-            return run_and_summarise(settings, warehouse, args.first, args.last, strict=args.strict,
-                                     systems=systems, say=say)
+            return run_and_summarise(
+                settings, warehouse, args.first, args.last, strict=args.strict, systems=systems, say=say
+            )
     except WarehouseBusy as busy:
         print(f"diprank: {busy}", file=sys.stderr)
         return EXIT_BUSY
 
 
-def run_and_summarise(settings: Settings, warehouse, first: Month | None, last: Month | None, *,
-                      strict: bool, systems: list[str] | None, say) -> int:
+def run_and_summarise(
+    settings: Settings,
+    warehouse,
+    first: Month | None,
+    last: Month | None,
+    *,
+    strict: bool,
+    systems: list[str] | None,
+    say,
+) -> int:
     """Ingest, validate and rate; print the summary. Returns the exit code."""
     from pipeline import orchestrate
 
     # One Dagster instance for the command's runs in this process: opening one costs a tenth of a
     # second and a check of its storage's schema.
     with orchestrate.dagster_instance(settings) as instance:
-        return summarised_run(settings, warehouse, first, last, strict=strict, systems=systems, say=say,
-                              instance=instance)
+        return summarised_run(
+            settings, warehouse, first, last, strict=strict, systems=systems, say=say, instance=instance
+        )
 
 
-def summarised_run(settings: Settings, warehouse, first: Month | None, last: Month | None, *,
-                   strict: bool, systems: list[str] | None, say, instance) -> int:
+def summarised_run(
+    settings: Settings,
+    warehouse,
+    first: Month | None,
+    last: Month | None,
+    *,
+    strict: bool,
+    systems: list[str] | None,
+    say,
+    instance,
+) -> int:
     """The run of `run_and_summarise`, its Dagster runs on `instance`."""
     from pipeline import orchestrate
     from pipeline.rating.planning import plan_all
@@ -179,20 +212,38 @@ def summarised_run(settings: Settings, warehouse, first: Month | None, last: Mon
         print(f"diprank: ingest failed: {ingest.failure}")
         return EXIT_FAILED
     print(feed_balance_text(ingest.counts))
-    if ingest.quarantined:
-        print(f"\n{plural(ingest.quarantined, 'quarantine entry', 'quarantine entries')} "
-              f"(all in {warehouse.root / 'quarantine'}):")
-        print("\n".join([quarantine_line(e) for e in ingest.examples]
-                        + (["  …"] if ingest.quarantined > len(ingest.examples) else [])))
+    if ingest.quarantined and ingest.examples is not None:
+        print(
+            f"\n{plural(ingest.quarantined, 'quarantine entry', 'quarantine entries')} "
+            f"(all in {warehouse.root / 'quarantine'}):"
+        )
+        print(
+            "\n".join(
+                [quarantine_line(e) for e in ingest.examples]
+                + (["  …"] if ingest.quarantined > len(ingest.examples) else [])
+            )
+        )
     if ingest.skipped_total:
         print("\nskipped in the raw folder:")
         width = min(40, max(len(e.path) for e in ingest.skipped))
-        print("\n".join([f"  {e.path:<{width}}  {e.reason}" for e in ingest.skipped]
-                        + ([f"  … {ingest.skipped_total - len(ingest.skipped)} more in the raw_skipped table of "
-                            f"{warehouse.duckdb_path}"] if ingest.skipped_total > len(ingest.skipped) else [])))
+        print(
+            "\n".join(
+                [f"  {e.path:<{width}}  {e.reason}" for e in ingest.skipped]
+                + (
+                    [
+                        f"  … {ingest.skipped_total - len(ingest.skipped)} more in the raw_skipped table of "
+                        f"{warehouse.duckdb_path}"
+                    ]
+                    if ingest.skipped_total > len(ingest.skipped)
+                    else []
+                )
+            )
+        )
     if strict and ingest.quarantined:
-        print(f"\ndiprank: strict mode: {plural(ingest.quarantined, 'quarantine entry', 'quarantine entries')} "
-              "(listed above); nothing was rated.")
+        print(
+            f"\ndiprank: strict mode: {plural(ingest.quarantined, 'quarantine entry', 'quarantine entries')} "
+            "(listed above); nothing was rated."
+        )
         return EXIT_FAILED
     if not ingest.any_valid_results:
         print("\ndiprank: no valid results in any feed; nothing to rate.")
@@ -205,7 +256,9 @@ def summarised_run(settings: Settings, warehouse, first: Month | None, last: Mon
     todo = [p for p in plans if p.first is not None]
     for plan in todo:
         say(f"{plan.system}: {plan.first} … {plan.last}")
-    runs = {run.system: run for run in orchestrate.rate_systems(todo, settings, instance)}
+    runs: dict[str, orchestrate.SystemRun] = {
+        run.system: run for run in orchestrate.rate_systems(todo, settings, instance)
+    }
     failed = [run for run in runs.values() if run.failure]
     for run in failed:
         print(f"diprank: {run.system} failed: {run.failure}")
@@ -213,13 +266,15 @@ def summarised_run(settings: Settings, warehouse, first: Month | None, last: Mon
         return EXIT_FAILED
     print("\nsnapshots written:")
     for plan in plans:
-        run = runs.get(plan.system)
-        if run is None:
+        done = runs.get(plan.system)
+        if done is None:
             print(f"  {plan.system:<10} {plan.note}")
             continue
-        compute = f" (compute {run.compute_seconds:.1f} s)" if run.compute_seconds is not None else ""
-        print(f"  {run.system:<10} {run.first} … {run.last}  {run.months:>4} months  {run.seconds:6.1f} s{compute}"
-              f"  {warehouse.root / 'rankings' / run.system}")
+        compute = f" (compute {done.compute_seconds:.1f} s)" if done.compute_seconds is not None else ""
+        print(
+            f"  {done.system:<10} {done.first} … {done.last}  {done.months:>4} months  {done.seconds:6.1f} s{compute}"
+            f"  {warehouse.root / 'rankings' / done.system}"
+        )
     for plan in plans:
         written = warehouse.written_months("rankings", plan.system)
         shown = plan.last if plan.system in runs else (written[-1] if written else None)
@@ -241,8 +296,10 @@ def summarised_run(settings: Settings, warehouse, first: Month | None, last: Mon
 def list_start_line(start) -> str:
     """One system that continues a published list, and the valid results it leaves to the others."""
     kind = "game rows" if system_class(start.system).feed == "games" else "event results"
-    return (f"  {start.system:<10} from its list of {start.as_of} ({plural(start.players, 'player', 'players')}), "
-            f"first month {start.month.next()}; {start.results_before} valid {kind} on or before it not rated by {start.system}")
+    return (
+        f"  {start.system:<10} from its list of {start.as_of} ({plural(start.players, 'player', 'players')}), "
+        f"first month {start.month.next()}; {start.results_before} valid {kind} on or before it not rated by {start.system}"
+    )
 
 
 def plural(count: int, one: str, many: str) -> str:
@@ -253,18 +310,34 @@ def feed_balance_text(counts) -> str:
     """The feed balance as a table: rows in = valid + quarantined + replaced. Each column is as
     wide as its widest entry, so counts of any size stay apart."""
     head = ("feed", "files", "rows in", "valid", "quarantined", "replaced", "files rejected")
-    rows = [(c.feed, f"{c.files:,}", f"{c.rows_in:,}", f"{c.valid:,}", f"{c.quarantined:,}", f"{c.replaced:,}",
-             f"{c.files_rejected:,}") for c in counts]
+    rows = [
+        (
+            c.feed,
+            f"{c.files:,}",
+            f"{c.rows_in:,}",
+            f"{c.valid:,}",
+            f"{c.quarantined:,}",
+            f"{c.replaced:,}",
+            f"{c.files_rejected:,}",
+        )
+        for c in counts
+    ]
     widths = [max(len(row[k]) for row in (head, *rows)) for k in range(len(head))]
 
     def line(row) -> str:
-        return "  " + row[0].ljust(widths[0]) + "".join(f"  {cell:>{width}}" for cell, width in zip(row[1:], widths[1:]))
+        return (
+            "  " + row[0].ljust(widths[0]) + "".join(f"  {cell:>{width}}" for cell, width in zip(row[1:], widths[1:]))
+        )
 
     return "\n".join(line(row) for row in (head, *rows))
 
 
 def quarantine_line(entry) -> str:
-    where = f"{entry.source_file}:{entry.source_line}" if entry.source_line is not None else f"{entry.source_file} (whole file)"
+    where = (
+        f"{entry.source_file}:{entry.source_line}"
+        if entry.source_line is not None
+        else f"{entry.source_file} (whole file)"
+    )
     return f"  {entry.feed:<13} {entry.reason:<28} {where}  {entry.record_key}  {entry.detail[:100]}"
 
 
@@ -282,8 +355,15 @@ def command_generate(args) -> int:
     from pipeline.synthetic.generator import write_feeds
 
     started = time.perf_counter()
-    counts = write_feeds(args.out, games=args.games, players=args.players, years=args.years,
-                         events=args.events, seed=args.seed, fmt=args.format)
+    counts = write_feeds(
+        args.out,
+        games=args.games,
+        players=args.players,
+        years=args.years,
+        events=args.events,
+        seed=args.seed,
+        fmt=args.format,
+    )
     rows = ", ".join(f"{feed} {n:,}" for feed, n in counts["rows"].items())
     files = sum(counts["files"].values())
     print(f"wrote {args.out}: {rows} rows in {files} files, {time.perf_counter() - started:.1f} s")

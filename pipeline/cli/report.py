@@ -7,6 +7,7 @@ The report is built once from the warehouse (pipeline.reports.model), printed as
 (pipeline.reports.text) and, with --html, also written as one self-contained page
 (pipeline.reports.html).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,28 +31,44 @@ DEFAULT_HTML = "<warehouse>/reports/<system>/<YYYY-MM>.html"
 def add_report_parser(subparsers) -> argparse.ArgumentParser:
     """Add `report` to the `diprank` subcommands and return its parser."""
     parser = subparsers.add_parser(
-        "report", help="print a month's table the way its community publishes it",
+        "report",
+        help="print a month's table the way its community publishes it",
         description="Print a rating system's monthly table as its community publishes it, "
-                    "optionally with a player's history (dip_pouch) or a game's evaluation (diwz), "
-                    "and write it as a self-contained HTML page.")
+        "optionally with a player's history (dip_pouch) or a game's evaluation (diwz), "
+        "and write it as a self-contained HTML page.",
+    )
     parser.add_argument("system", help=f"one of {', '.join(SYSTEM_NAMES)}")
-    parser.add_argument("--month", type=month_argument, metavar="YYYY-MM",
-                        help="the snapshot month (default: the latest month with a snapshot)")
-    parser.add_argument("--warehouse", metavar="DIR",
-                        help=f"warehouse folder (default ${ENV_WAREHOUSE_DIR} or {Settings.warehouse_dir})")
+    parser.add_argument(
+        "--month",
+        type=month_argument,
+        metavar="YYYY-MM",
+        help="the snapshot month (default: the latest month with a snapshot)",
+    )
+    parser.add_argument(
+        "--warehouse",
+        metavar="DIR",
+        help=f"warehouse folder (default ${ENV_WAREHOUSE_DIR} or {Settings.warehouse_dir})",
+    )
     parser.add_argument("--player", metavar="ID", help="dip_pouch: also print this player's event history")
     parser.add_argument("--game", metavar="ID", help="diwz: also print this game's DiWZ evaluation table")
     parser.add_argument("--top", type=whole_number(1), metavar="N", help="print only the first N rows of the ranking")
-    parser.add_argument("--html", nargs="?", const=DEFAULT_HTML, default=None, metavar="PATH",
-                        help=f"also write the report as one self-contained HTML page (default {DEFAULT_HTML}; "
-                             "a folder gets <system>-<YYYY-MM>.html); give it after the system")
+    parser.add_argument(
+        "--html",
+        nargs="?",
+        const=DEFAULT_HTML,
+        default=None,
+        metavar="PATH",
+        help=f"also write the report as one self-contained HTML page (default {DEFAULT_HTML}; "
+        "a folder gets <system>-<YYYY-MM>.html); give it after the system",
+    )
     return parser
 
 
 def html_target(option: str, warehouse: Warehouse, report: Report) -> Path:
     """Where --html writes the page: the warehouse's reports folder, the file given, or a file in the folder given."""
-    target = (warehouse.root / "reports" / report.system / f"{report.month}.html"
-              if option == DEFAULT_HTML else Path(option))
+    target = (
+        warehouse.root / "reports" / report.system / f"{report.month}.html" if option == DEFAULT_HTML else Path(option)
+    )
     if target.is_dir():
         target = target / f"{report.system}-{report.month}.html"
     return target
@@ -62,20 +79,27 @@ def command_report(args: argparse.Namespace, settings: Settings) -> int:
     warehouse = Warehouse(args.warehouse or settings.warehouse_dir)
     try:
         # Only the page shows the chart, and the chart reads every month's table.
-        report = build_report(warehouse, args.system, args.month, player=args.player, game=args.game,
-                              top=args.top, with_chart=args.html is not None)
+        report = build_report(
+            warehouse,
+            args.system,
+            args.month,
+            player=args.player,
+            game=args.game,
+            top=args.top,
+            with_chart=args.html is not None,
+        )
     except ReportError as error:
         _write(f"diprank: {error}\n", sys.stderr)
         return EXIT_USAGE
     target = None
-    if args.html is not None:   # written first, so a closed pipe cannot cost the page
+    if args.html is not None:  # written first, so a closed pipe cannot cost the page
         target = html_target(args.html, warehouse, report)
         write_html(report, target)
     try:
         _write(render_text(report))
         if target is not None:
             _write(f"wrote {target}\n")
-    except BrokenPipeError:   # the reader stopped early (`| head`): not an error
+    except BrokenPipeError:  # the reader stopped early (`| head`): not an error
         _silence_stdout()
     return EXIT_OK
 

@@ -1,12 +1,18 @@
 """The input feeds of SPEC §2: their columns, types, defaults and keys."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-ARROW_TYPES = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "DATE": pa.date32(),
-               "BOOLEAN": pa.bool_()}
+ARROW_TYPES = {
+    "VARCHAR": pa.string(),
+    "BIGINT": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "DATE": pa.date32(),
+    "BOOLEAN": pa.bool_(),
+}
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,10 @@ def recent_points_sql(column: str) -> str:
     """SQL: the entries of a delivered `recent_points` text as a VARCHAR[] ("5.00;3.25" in CSV,
     "[5.0, 3.25]" from a Parquet or JSON list), NULL when the value is. One parse for validation
     and for reading, so what was validated is what is rated."""
-    return (f"CASE WHEN {column} IS NULL THEN NULL ELSE string_split_regex("
-            f"regexp_replace(trim({column}), '^\\[\\s*|\\s*\\]$', '', 'g'), '\\s*[;,]\\s*') END")
+    return (
+        f"CASE WHEN {column} IS NULL THEN NULL ELSE string_split_regex("
+        f"regexp_replace(trim({column}), '^\\[\\s*|\\s*\\]$', '', 'g'), '\\s*[;,]\\s*') END"
+    )
 
 
 # An entry of recent_points: a non-negative decimal with at most two places.

@@ -1,4 +1,5 @@
 """Calendar months as the unit of every snapshot."""
+
 from __future__ import annotations
 
 import calendar

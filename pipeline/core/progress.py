@@ -1,4 +1,5 @@
 """Progress lines of long work: one logger, shown on stderr by the CLI and kept by Dagster's log."""
+
 from __future__ import annotations
 
 import logging

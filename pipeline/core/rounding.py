@@ -1,4 +1,5 @@
 """Exact decimal rounding, half up, for the places where the rules round."""
+
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal

@@ -1,4 +1,5 @@
 """A safe, exact JSON form for rating state checkpoints (no pickle: checkpoints are data)."""
+
 from __future__ import annotations
 
 import base64
@@ -20,8 +21,12 @@ def to_jsonable(value: Any) -> Any:
         if value.dtype.kind not in "biuf":
             raise TypeError(f"numpy arrays of dtype {value.dtype} cannot be checkpointed")
         data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
-        return {_TAG: "nd", "dtype": data.dtype.str, "shape": list(value.shape),
-                "v": base64.b64encode(data.tobytes()).decode("ascii")}
+        return {
+            _TAG: "nd",
+            "dtype": data.dtype.str,
+            "shape": list(value.shape),
+            "v": base64.b64encode(data.tobytes()).decode("ascii"),
+        }
     if isinstance(value, pa.Table):
         # Arrow IPC: columnar data with its schema, exact and fast for tables of many players.
         return {_TAG: "arrow", "v": _ipc(value)}
@@ -53,8 +58,8 @@ def _ipc(table: pa.Table) -> str:
     # Each column copied into buffers of its exact size: IPC writes an array's whole buffers,
     # so ids in a buffer with room for more would give other bytes for the same values.
     exact = pa.Table.from_arrays(
-        [pa.concat_arrays([*column.chunks, pa.array([], column.type)]) for column in table.columns],
-        schema=table.schema)
+        [pa.concat_arrays([*column.chunks, pa.array([], column.type)]) for column in table.columns], schema=table.schema
+    )
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, exact.schema) as writer:
         writer.write_table(exact)
@@ -67,7 +72,7 @@ def from_jsonable(value: Any) -> Any:
         return [from_jsonable(v) for v in value]
     if isinstance(value, dict):
         tag = value.get(_TAG)
-        payload = value.get("v")
+        payload: Any = value.get("v")
         if tag == "dec":
             return Decimal(payload)
         if tag == "date":

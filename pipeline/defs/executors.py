@@ -4,6 +4,7 @@
 per step) or `celery` (each step a Celery task picked up by `dagster-celery` workers; broker and
 result backend from DIPRANK_CELERY_BROKER and DIPRANK_CELERY_BACKEND).
 """
+
 from __future__ import annotations
 
 from dagster import ExecutorDefinition, in_process_executor, multiprocess_executor
@@ -25,7 +26,8 @@ def executor_for(settings: Settings) -> ExecutorDefinition:
         from dagster_celery import celery_executor
     except ImportError as missing:
         raise ExecutorNotAvailable(
-            f"{ENV_EXECUTOR}=celery needs the production extra: pip install 'diprank[production]'") from missing
+            f"{ENV_EXECUTOR}=celery needs the production extra: pip install 'diprank[production]'"
+        ) from missing
     for variable, value in ((ENV_CELERY_BROKER, settings.celery_broker), (ENV_CELERY_BACKEND, settings.celery_backend)):
         if not value:
             raise ExecutorNotAvailable(f"{ENV_EXECUTOR}=celery needs {variable} (e.g. redis://127.0.0.1:6379/0)")

@@ -3,6 +3,7 @@
 diprank ships its instance file (pipeline/defs/dagster.yaml) and copies it into a Dagster home
 that has none; a dagster.yaml already there is the user's and is never changed.
 """
+
 from __future__ import annotations
 
 import shutil

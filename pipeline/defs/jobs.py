@@ -1,8 +1,9 @@
 """Jobs: one for ingest and validation, one per rating system (a self-dependent asset runs alone)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from dagster import AssetKey, AssetSelection, PartitionsDefinition, define_asset_job
 
@@ -30,17 +31,19 @@ class Jobs:
         return [self.ingest, *self.rating.values()]
 
 
-def build_jobs(warehouse_location: str, partitions: dict[str, PartitionsDefinition]) -> Jobs:
+def build_jobs(warehouse_location: str, partitions: Mapping[str, PartitionsDefinition]) -> Jobs:
     """The ingest job and one range job per system, tagged with the warehouse they write."""
     tags = {WAREHOUSE_TAG: warehouse_location}
     ingest = define_asset_job(
-        INGEST_JOB, selection=AssetSelection.groups(*INGEST_GROUPS),
+        INGEST_JOB,
+        selection=AssetSelection.groups(*INGEST_GROUPS),
         description="Stage every raw delivery and validate the four feeds.",
         tags=tags,
     )
     rating = {
         system: define_asset_job(
-            rating_job_name(system), selection=AssetSelection.assets(AssetKey(rankings_asset_name(system))),
+            rating_job_name(system),
+            selection=AssetSelection.assets(AssetKey(rankings_asset_name(system))),
             partitions_def=partitions[system],
             description=f"Compute {system} snapshots for a range of months (one run, oldest month first).",
             tags=tags,

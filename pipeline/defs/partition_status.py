@@ -1,4 +1,5 @@
 """Making Dagster show as materialized exactly the months whose outputs are on disk."""
+
 from __future__ import annotations
 
 from dagster import AssetKey, AssetMaterialization, DagsterInstance
@@ -19,7 +20,10 @@ def forget_partitions(instance: DagsterInstance, asset_key: AssetKey, partition_
     kept = sorted(instance.get_materialized_partitions(asset_key) - removed)
     instance.wipe_assets([asset_key])
     for key in kept:
-        instance.report_runless_asset_event(AssetMaterialization(
-            asset_key=asset_key, partition=key,
-            description="Recorded again after months outside the system's range were removed.",
-        ))
+        instance.report_runless_asset_event(
+            AssetMaterialization(
+                asset_key=asset_key,
+                partition=key,
+                description="Recorded again after months outside the system's range were removed.",
+            )
+        )

@@ -6,6 +6,7 @@ from the validated feeds when the code location loads. With no data yet, they st
 DIPRANK_START_MONTH. The last partition is the current month: results of this month are valid
 input, so it can be computed before the month ends.
 """
+
 from __future__ import annotations
 
 from dagster import MonthlyPartitionsDefinition

@@ -1,4 +1,5 @@
 """The one Dagster resource: the resolved settings of the code location, and the warehouse's locks."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -29,18 +30,27 @@ class DiprankResource(ConfigurableResource):
     @classmethod
     def from_settings(cls, settings: Settings) -> "DiprankResource":
         return cls(
-            raw_dir=settings.raw_dir, warehouse_dir=settings.warehouse_dir, local_dir=settings.local_dir,
-            start_month=str(settings.start_month), dip_pouch_cutoff_year=settings.dip_pouch_cutoff_year,
-            eagle_variants=",".join(settings.eagle_variants), eagle_positions=settings.eagle_positions,
-            diwz_newcomers=settings.diwz_newcomers, duckdb_memory=settings.duckdb_memory,
+            raw_dir=settings.raw_dir,
+            warehouse_dir=settings.warehouse_dir,
+            local_dir=settings.local_dir,
+            start_month=str(settings.start_month),
+            dip_pouch_cutoff_year=settings.dip_pouch_cutoff_year,
+            eagle_variants=",".join(settings.eagle_variants),
+            eagle_positions=settings.eagle_positions,
+            diwz_newcomers=settings.diwz_newcomers,
+            duckdb_memory=settings.duckdb_memory,
         )
 
     def settings(self) -> Settings:
         return Settings(
-            raw_dir=self.raw_dir, warehouse_dir=self.warehouse_dir, local_dir=self.local_dir,
-            start_month=Month.parse(self.start_month), dip_pouch_cutoff_year=int(self.dip_pouch_cutoff_year),
+            raw_dir=self.raw_dir,
+            warehouse_dir=self.warehouse_dir,
+            local_dir=self.local_dir,
+            start_month=Month.parse(self.start_month),
+            dip_pouch_cutoff_year=int(self.dip_pouch_cutoff_year),
             eagle_variants=tuple(v.strip() for v in self.eagle_variants.split(",") if v.strip()),
-            eagle_positions=self.eagle_positions, diwz_newcomers=self.diwz_newcomers,
+            eagle_positions=self.eagle_positions,
+            diwz_newcomers=self.diwz_newcomers,
             duckdb_memory=self.duckdb_memory,
         ).resolved()
 
@@ -58,8 +68,10 @@ class DiprankResource(ConfigurableResource):
     def rating(self, system: str, log=None) -> Iterator[None]:
         """Read the feeds beside the other systems and write one system's outputs alone."""
         warehouse = self.warehouse
-        with warehouse_lock(warehouse.lock_path, wait=True, shared=True, on_wait=log), \
-                warehouse_lock(warehouse.system_lock_path(system), wait=True, on_wait=log):
+        with (
+            warehouse_lock(warehouse.lock_path, wait=True, shared=True, on_wait=log),
+            warehouse_lock(warehouse.system_lock_path(system), wait=True, on_wait=log),
+        ):
             yield
 
     @contextmanager

@@ -1,4 +1,5 @@
 """The monthly schedule: early each month, an ingest run that asks for the month just ended."""
+
 from __future__ import annotations
 
 import datetime as dt

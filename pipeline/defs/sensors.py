@@ -2,6 +2,7 @@
 
 Both receive the code location's resource, so they see the settings the code location resolved.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -9,8 +10,14 @@ import json
 from pathlib import Path
 
 from dagster import (
-    DagsterRunStatus, DefaultSensorStatus, RunRequest, SensorDefinition, SensorEvaluationContext, SkipReason,
-    run_status_sensor, sensor,
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    RunRequest,
+    SensorDefinition,
+    SensorEvaluationContext,
+    SkipReason,
+    run_status_sensor,
+    sensor,
 )
 
 from pipeline.core.feed_spec import FEEDS, FILE_EXTENSIONS
@@ -49,8 +56,13 @@ def new_files_request(raw_dir: Path, cursor: str | None) -> tuple[RunRequest | S
     return RunRequest(run_key=f"files-{signature[:16]}"), signature
 
 
-def rating_requests(warehouse: Warehouse, settings: Settings, through: Month | None, key: str,
-                    first_months: dict[str, Month] | None = None) -> tuple[list[RunRequest], list[str]]:
+def rating_requests(
+    warehouse: Warehouse,
+    settings: Settings,
+    through: Month | None,
+    key: str,
+    first_months: dict[str, Month] | None = None,
+) -> tuple[list[RunRequest], list[str]]:
     """One range run per system that has missing or stale months, up to `through` (or the data's end),
     and why a system could not be requested: its data now starts before the partitions loaded."""
     requests, problems = [], []
@@ -59,19 +71,24 @@ def rating_requests(warehouse: Warehouse, settings: Settings, through: Month | N
             continue
         loaded = (first_months or {}).get(plan.system)
         if loaded is not None and plan.first < loaded:
-            problems.append(f"{plan.system}: its data now starts at {plan.first}, before its first partition "
-                            f"{loaded}; reload the code location (Deployment → Reload) to rate it")
+            problems.append(
+                f"{plan.system}: its data now starts at {plan.first}, before its first partition "
+                f"{loaded}; reload the code location (Deployment → Reload) to rate it"
+            )
             continue
-        requests.append(RunRequest(
-            run_key=f"{key}-{plan.system}-{plan.first}-{plan.last}",
-            job_name=rating_job_name(plan.system),
-            tags=range_tags(plan.first.partition_key, plan.last.partition_key),
-        ))
+        requests.append(
+            RunRequest(
+                run_key=f"{key}-{plan.system}-{plan.first}-{plan.last}",
+                job_name=rating_job_name(plan.system),
+                tags=range_tags(*(month.partition_key for month in plan.bounds())),
+            )
+        )
     return requests, problems
 
 
-def requests_after_ingest(settings: Settings, through_tag: str | None, run_id: str,
-                          first_months: dict[str, Month]) -> tuple[list[RunRequest], list[str]]:
+def requests_after_ingest(
+    settings: Settings, through_tag: str | None, run_id: str, first_months: dict[str, Month]
+) -> tuple[list[RunRequest], list[str]]:
     """The rating runs after an ingest: through the schedule's month (or further, if data reaches
     further), else through the data's last month."""
     warehouse = Warehouse.of(settings)
@@ -105,8 +122,9 @@ def build_sensors(jobs: Jobs, first_months: dict[str, Month]) -> list[SensorDefi
         description="After a successful ingest, computes each system from its first stale month to the end.",
     )
     def rate_after_ingest(context, diprank: DiprankResource):
-        requests, problems = requests_after_ingest(diprank.settings(), context.dagster_run.tags.get(THROUGH_TAG),
-                                                   context.dagster_run.run_id, first_months)
+        requests, problems = requests_after_ingest(
+            diprank.settings(), context.dagster_run.tags.get(THROUGH_TAG), context.dagster_run.run_id, first_months
+        )
         for problem in problems:
             context.log.warning(problem)
         return requests or SkipReason("; ".join(problems) or "every system is up to date")

@@ -6,6 +6,7 @@ ingest (which replaces the validated feeds every system reads) in one pool, each
 a pool of its own, so the systems run side by side and never twice at once. The warehouse's file
 locks (pipeline/warehouse/locks.py) hold the same rules underneath.
 """
+
 from __future__ import annotations
 
 from pipeline.systems.registry import SYSTEM_NAMES

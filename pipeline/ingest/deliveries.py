@@ -16,6 +16,7 @@ warehouse) is loaded or dropped, and the groups of rows it touched (a game, an e
 are queued in `pending_groups`/`pending_files` for validation to take up. Validation flags the
 rows it finds valid (`_valid`); `<feed>` is the view of them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,7 +30,13 @@ import duckdb
 from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
 from pipeline.core.progress import Progress, ProgressLines, report_if_slow
 from pipeline.ingest.staging import (
-    FileProblem, SkippedEntry, StageReport, create_staged, stage_file, staged_table, survey_feed,
+    FileProblem,
+    SkippedEntry,
+    StageReport,
+    create_staged,
+    stage_file,
+    staged_table,
+    survey_feed,
 )
 from pipeline.warehouse.sql import quote_ident
 from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_bytes, export_parquet, file_location
@@ -39,8 +46,13 @@ HASH_CHUNK = 1 << 20
 
 # The column whose value makes a group of rows that validation judges together: a game is valid
 # only as a whole, an event is judged with its results (and they with it).
-GROUP_COLUMN = {GAMES.name: "game_id", EVENTS.name: "event_id", EVENT_RESULTS.name: "event_id",
-                PLAYERS.name: "player_id", LISTS.name: "system"}
+GROUP_COLUMN = {
+    GAMES.name: "game_id",
+    EVENTS.name: "event_id",
+    EVENT_RESULTS.name: "event_id",
+    PLAYERS.name: "player_id",
+    LISTS.name: "system",
+}
 # Feeds whose rules read each other's rows of a group: a change in one re-validates both.
 LINKED_FEEDS = {EVENTS.name: (EVENT_RESULTS.name,), EVENT_RESULTS.name: (EVENTS.name,)}
 
@@ -125,8 +137,10 @@ def load_ingest_manifest(warehouse: Warehouse, feed: str) -> dict[str, DeliveryR
     data = json.loads(path.read_bytes())
     if data.get("version") != MANIFEST_VERSION or data.get("columns") != columns_signature(FEEDS[feed]):
         return {}  # another layout, or staged rows with other columns: every file is read again
-    return {r["path"]: DeliveryRecord(**{**r, "problems": tuple(map(tuple, r["problems"])),
-                                         "skipped": tuple(r["skipped"])}) for r in data["files"]}
+    return {
+        r["path"]: DeliveryRecord(**{**r, "problems": tuple(map(tuple, r["problems"])), "skipped": tuple(r["skipped"])})
+        for r in data["files"]
+    }
 
 
 def save_ingest_manifest(warehouse: Warehouse, feed: str, records: list[DeliveryRecord]) -> None:
@@ -136,27 +150,13 @@ def save_ingest_manifest(warehouse: Warehouse, feed: str, records: list[Delivery
         path.unlink(missing_ok=True)  # as in a run that never saw a file of the feed
         return
     files = [asdict(r) for r in sorted(records, key=lambda r: r.path)]
-    text = json.dumps({"version": MANIFEST_VERSION, "columns": columns_signature(FEEDS[feed]), "files": files},
-                      sort_keys=True, indent=1, ensure_ascii=False)
+    text = json.dumps(
+        {"version": MANIFEST_VERSION, "columns": columns_signature(FEEDS[feed]), "files": files},
+        sort_keys=True,
+        indent=1,
+        ensure_ascii=False,
+    )
     atomic_write_bytes(path, text.encode("utf-8") + b"\n")
-
-
-def unread_bytes(raw_dir: Path, warehouse: Warehouse) -> int:
-    """The bytes of the delivery files an ingest would read: files the record of ingest does not
-    hold at their path and size. From the files' sizes alone: nothing is opened or hashed (a file
-    changed in place at the same size is found by ingest, not here)."""
-    total = 0
-    for feed in FEEDS.values():
-        known = load_ingest_manifest(warehouse, feed.name)
-        for path in survey_feed(raw_dir, feed)[0]:
-            try:
-                size = path.stat().st_size
-            except OSError:
-                continue  # gone, or unreadable: ingest reports it
-            record = known.get(path.relative_to(raw_dir).as_posix())
-            if record is None or record.size != size:
-                total += size
-    return total
 
 
 def remove_unlisted_rows(warehouse: Warehouse, feed: str, records: list[DeliveryRecord]) -> None:
@@ -172,7 +172,9 @@ def remove_unlisted_rows(warehouse: Warehouse, feed: str, records: list[Delivery
 
 def ensure_ingest_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create the working copy's record of held files and pending work if missing."""
-    con.execute(f"CREATE TABLE IF NOT EXISTS {FILES_TABLE} (feed VARCHAR, path VARCHAR, file_id VARCHAR, number BIGINT)")
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {FILES_TABLE} (feed VARCHAR, path VARCHAR, file_id VARCHAR, number BIGINT)"
+    )
     con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_GROUPS} (feed VARCHAR, grp VARCHAR)")
     con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_FILES} (feed VARCHAR, path VARCHAR)")
     con.execute(f"CREATE TABLE IF NOT EXISTS {PENDING_EXPORTS} (feed VARCHAR)")
@@ -181,8 +183,9 @@ def ensure_ingest_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 def typed_columns(feed: Feed) -> str:
     """The columns a file's staged rows keep, in the order of `typed_<feed>`."""
-    return ", ".join([*(quote_ident(c) for c in feed.column_names), "_cast_errors", "_too_long",
-                      SOURCE_FILE, SOURCE_LINE])
+    return ", ".join(
+        [*(quote_ident(c) for c in feed.column_names), "_cast_errors", "_too_long", SOURCE_FILE, SOURCE_LINE]
+    )
 
 
 def _create_typed(con, feed: Feed) -> None:
@@ -193,7 +196,8 @@ def _create_typed(con, feed: Feed) -> None:
         f"""CREATE OR REPLACE TABLE typed_{feed.name} AS
         SELECT CAST(0 AS BIGINT) AS _row_id, {typed_columns(feed)}, CAST(0 AS BIGINT) AS _delivery,
                false AS _duplicate_in_file, false AS _replaced, false AS {VALID_FLAG}
-        FROM {staged} WHERE false""")
+        FROM {staged} WHERE false"""
+    )
     drop_valid_rows(con, feed)
     con.execute(f"CREATE VIEW {quote_ident(feed.name)} AS {valid_rows_sql(feed)}")
     con.execute(f"DROP TABLE {staged}")
@@ -214,8 +218,9 @@ _CATALOG = {"VIEW": ("duckdb_views()", "view_name"), "TABLE": ("duckdb_tables()"
 def _stored(con, kind: str, name: str) -> bool:
     """Whether the database file (not this connection's temporary objects) holds a VIEW or TABLE `name`."""
     function, column = _CATALOG[kind]
-    (found,), = con.execute(f"SELECT count(*) FROM {function} WHERE {column} = ? AND NOT temporary "
-                            "AND schema_name = 'main'", [name]).fetchall()
+    ((found,),) = con.execute(
+        f"SELECT count(*) FROM {function} WHERE {column} = ? AND NOT temporary AND schema_name = 'main'", [name]
+    ).fetchall()
     return found > 0
 
 
@@ -254,14 +259,24 @@ def arrived_table(feed: Feed, identifier: str) -> str:
 
 def _held_columns(con, feed: Feed) -> list[str]:
     """The feed columns of the working copy's valid table, in order."""
-    names = [row[0] for row in con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
-        "ORDER BY ordinal_position", [feed.name]).fetchall()]
+    names = [
+        row[0]
+        for row in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
+            "ORDER BY ordinal_position",
+            [feed.name],
+        ).fetchall()
+    ]
     return [name for name in names if name not in (SOURCE_FILE, SOURCE_LINE)]
 
 
-def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
-                      warehouse: Warehouse | None, progress: Progress | None = None) -> IngestReport:
+def ingest_deliveries(
+    con: duckdb.DuckDBPyConnection,
+    raw_dir: Path,
+    feed: Feed,
+    warehouse: Warehouse | None,
+    progress: Progress | None = None,
+) -> IngestReport:
     """Bring `typed_<feed>` in step with the raw folder, reading only files not ingested before.
 
     With a warehouse, new files' staged rows and the manifest are written there (rows first);
@@ -279,16 +294,25 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
         source = path.relative_to(raw_dir).as_posix()
         size, digest = content_digest(path)
         old = known.get(source)
-        if (old is not None and digest is not None and (old.size, old.digest) == (size, digest)
-                and (old.file_id in held or old.staged == 0
-                     or staged_rows_path(warehouse, feed.name, old.file_id).exists())):
+        if (
+            old is not None
+            and digest is not None
+            and (old.size, old.digest) == (size, digest)
+            and (
+                old.file_id in held
+                or old.staged == 0
+                or (warehouse is not None and staged_rows_path(warehouse, feed.name, old.file_id).exists())
+            )
+        ):
             records.append(old)
             continue
         records.append(_stage_delivery(con, feed, path, source, size, digest, warehouse))
         report.parsed.append(source)
         staged_rows += records[-1].staged
-        lines.tell(f"{feed.name}: staged {source} ({position}/{len(files)} files; "
-                   f"{len(report.parsed)} read, {staged_rows:,} rows)")
+        lines.tell(
+            f"{feed.name}: staged {source} ({position}/{len(files)} files; "
+            f"{len(report.parsed)} read, {staged_rows:,} rows)"
+        )
     if warehouse is not None:
         if records != list(known.values()):
             save_ingest_manifest(warehouse, feed.name, records)
@@ -296,25 +320,31 @@ def ingest_deliveries(con: duckdb.DuckDBPyConnection, raw_dir: Path, feed: Feed,
         remove_unlisted_rows(warehouse, feed.name, records)
     started = time.perf_counter()
     report.changed = sync_working_copy(con, feed, records, warehouse, progress)
-    report_if_slow(progress, started, f"{feed.name}: working copy brought in step with {len(records)} file(s), "
-                                      f"{staged_rows:,} new rows")
+    report_if_slow(
+        progress,
+        started,
+        f"{feed.name}: working copy brought in step with {len(records)} file(s), {staged_rows:,} new rows",
+    )
     for record in records:
         con.execute(f"DROP TABLE IF EXISTS {arrived_table(feed, record.file_id)}")
     report.files = [r.path for r in records]
     report.rows_in = sum(r.rows for r in records)
     report.problems = [p for r in records for p in r.file_problems(feed.name)]
-    report.skipped = sorted([*skipped, *(e for r in records for e in r.skipped_entries(feed.name))],
-                            key=lambda s: (s.path, s.reason))
+    report.skipped = sorted(
+        [*skipped, *(e for r in records for e in r.skipped_entries(feed.name))], key=lambda s: (s.path, s.reason)
+    )
     return report
 
 
-def _stage_delivery(con, feed: Feed, path: Path, source: str, size: int, digest: str | None,
-                    warehouse: Warehouse | None) -> DeliveryRecord:
+def _stage_delivery(
+    con, feed: Feed, path: Path, source: str, size: int, digest: str | None, warehouse: Warehouse | None
+) -> DeliveryRecord:
     """Read one file; keep its rows for the working copy and, with a warehouse, store them there."""
     identifier = file_id(source, digest)
     if digest is None:
-        staged = StageReport(feed.name, problems=[FileProblem(feed.name, source, "unreadable_file",
-                                                              "the file cannot be read")])
+        staged = StageReport(
+            feed.name, problems=[FileProblem(feed.name, source, "unreadable_file", "the file cannot be read")]
+        )
         count = 0
     else:
         staged = stage_file(con, feed, path, source)
@@ -323,8 +353,12 @@ def _stage_delivery(con, feed: Feed, path: Path, source: str, size: int, digest:
         # Without ORDER BY: the staged table holds the file's rows in line order already (one
         # insert in file order, which DuckDB preserves), and sorting them again cost a third of
         # the copy (1M games: 1.0 -> 0.7 s per file, the same bytes).
-        export_parquet(con, warehouse, f"SELECT {typed_columns(feed)} FROM {staged_table(feed)}",
-                       staged_rows_path(warehouse, feed.name, identifier))
+        export_parquet(
+            con,
+            warehouse,
+            f"SELECT {typed_columns(feed)} FROM {staged_table(feed)}",
+            staged_rows_path(warehouse, feed.name, identifier),
+        )
     if count and (warehouse is None or warehouse.remote):
         # Renamed, not copied: the file's rows wait in their own table for the working copy.
         con.execute(f"DROP TABLE IF EXISTS {arrived_table(feed, identifier)}")
@@ -335,7 +369,12 @@ def _stage_delivery(con, feed: Feed, path: Path, source: str, size: int, digest:
         # rows outgrew DuckDB's memory and were spilled to disk and back (10M games: 50 files).
         con.execute(f"DROP TABLE IF EXISTS {staged_table(feed)}")
     return DeliveryRecord(
-        path=source, size=size, digest=digest, file_id=identifier, rows=staged.rows_in, staged=count,
+        path=source,
+        size=size,
+        digest=digest,
+        file_id=identifier,
+        rows=staged.rows_in,
+        staged=count,
         problems=tuple((p.reason, p.detail, p.source_line) for p in staged.problems),
         skipped=tuple(e.reason for e in staged.skipped),
     )
@@ -345,8 +384,13 @@ def _stage_delivery(con, feed: Feed, path: Path, source: str, size: int, digest:
 OF_FILES = "list_contains(CAST(? AS BIGINT[]), {column})"
 
 
-def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[DeliveryRecord],
-                      warehouse: Warehouse | None, progress: Progress | None = None) -> bool:
+def sync_working_copy(
+    con: duckdb.DuckDBPyConnection,
+    feed: Feed,
+    records: list[DeliveryRecord],
+    warehouse: Warehouse | None,
+    progress: Progress | None = None,
+) -> bool:
     """Drop the rows of files no longer delivered, load those of new files, queue the groups they
     touch for validation; returns whether anything changed. One transaction: a crash leaves the
     working copy as it was, and the next run finds the same difference. `progress` hears of the
@@ -364,28 +408,36 @@ def sync_working_copy(con: duckdb.DuckDBPyConnection, feed: Feed, records: list[
         if gone:  # the months the valid rows of gone files held, while the view still shows them
             _queue_months(con, feed)
         con.execute(f"DELETE FROM {typed} WHERE {OF_FILES.format(column='_delivery')}", [gone])
-        con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ? AND {OF_FILES.format(column='number')}",
-                    [feed.name, gone])
-        (number,), = con.execute(f"SELECT coalesce(max(number), -1) FROM {FILES_TABLE} WHERE feed = ?",
-                                 [feed.name]).fetchall()
+        con.execute(
+            f"DELETE FROM {FILES_TABLE} WHERE feed = ? AND {OF_FILES.format(column='number')}", [feed.name, gone]
+        )
+        ((number,),) = con.execute(
+            f"SELECT coalesce(max(number), -1) FROM {FILES_TABLE} WHERE feed = ?", [feed.name]
+        ).fetchall()
         added = []
         lines, loaded = ProgressLines(progress), 0
         for record in new:
             number += 1
             added.append(number)
-            con.execute(f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?)",
-                        [feed.name, record.path, record.file_id, number])
+            con.execute(
+                f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?)", [feed.name, record.path, record.file_id, number]
+            )
             if record.staged:
                 source, parameters = _staged_rows(con, feed, record, warehouse)
                 # Row ids: the file's number and the line, unique in the working copy.
-                con.execute(f"INSERT INTO {typed} SELECT (CAST(? AS BIGINT) << 32) + {SOURCE_LINE}, "
-                            f"{typed_columns(feed)}, ?, false, false, false FROM {source}", [number, number, *parameters])
+                con.execute(
+                    f"INSERT INTO {typed} SELECT (CAST(? AS BIGINT) << 32) + {SOURCE_LINE}, "
+                    f"{typed_columns(feed)}, ?, false, false, false FROM {source}",
+                    [number, number, *parameters],
+                )
                 loaded += record.staged
                 lines.tell(f"{feed.name}: working copy: loaded {len(added)}/{len(new)} new file(s), {loaded:,} rows")
         _queue(con, feed, added)
         _queue_months(con, feed)
-        lines.tell(f"{feed.name}: working copy: {len(new)} new and {len(gone)} removed file(s) queued; "
-                   "marking keys delivered more than once")
+        lines.tell(
+            f"{feed.name}: working copy: {len(new)} new and {len(gone)} removed file(s) queued; "
+            "marking keys delivered more than once"
+        )
         _mark_repeated_keys(con, feed)
         con.commit()
     except BaseException:
@@ -399,10 +451,13 @@ def _staged_rows(con, feed: Feed, record: DeliveryRecord, warehouse: Warehouse |
     staged, when they are held in memory (no warehouse, or a remote one), else the file's Parquet
     in the warehouse."""
     table = arrived_table(feed, record.file_id)
-    (arrived,), = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
-                              [table]).fetchall()
+    ((arrived,),) = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?", [table]
+    ).fetchall()
     if arrived:
         return table, []
+    if warehouse is None:
+        raise RuntimeError(f"{feed.name}: the rows of {record.path} were staged in no warehouse and are not in memory")
     return "read_parquet(?)", [file_location(staged_rows_path(warehouse, feed.name, record.file_id))]
 
 
@@ -411,10 +466,16 @@ def _queue(con, feed: Feed, numbers: list[int]) -> None:
     and the feeds linked to it)."""
     group = quote_ident(GROUP_COLUMN[feed.name])
     for name in (feed.name, *LINKED_FEEDS.get(feed.name, ())):
-        con.execute(f"""INSERT INTO {PENDING_GROUPS} SELECT DISTINCT ?, {group} FROM typed_{feed.name}
-                    WHERE {OF_FILES.format(column='_delivery')} AND {group} IS NOT NULL""", [name, numbers])
-    con.execute(f"INSERT INTO {PENDING_FILES} SELECT ?, path FROM {FILES_TABLE} "
-                f"WHERE feed = ? AND {OF_FILES.format(column='number')}", [feed.name, feed.name, numbers])
+        con.execute(
+            f"""INSERT INTO {PENDING_GROUPS} SELECT DISTINCT ?, {group} FROM typed_{feed.name}
+                    WHERE {OF_FILES.format(column="_delivery")} AND {group} IS NOT NULL""",
+            [name, numbers],
+        )
+    con.execute(
+        f"INSERT INTO {PENDING_FILES} SELECT ?, path FROM {FILES_TABLE} "
+        f"WHERE feed = ? AND {OF_FILES.format(column='number')}",
+        [feed.name, feed.name, numbers],
+    )
 
 
 def _mark_repeated_keys(con, feed: Feed) -> None:
@@ -453,7 +514,8 @@ def _mark_repeated_keys(con, feed: Feed) -> None:
     )
     con.execute(
         f"""UPDATE {typed} t SET _duplicate_in_file = r.duplicate, _replaced = r.replaced FROM _repeated r
-        WHERE t._row_id = r._row_id AND (t._duplicate_in_file <> r.duplicate OR t._replaced <> r.replaced)""")
+        WHERE t._row_id = r._row_id AND (t._duplicate_in_file <> r.duplicate OR t._replaced <> r.replaced)"""
+    )
     con.execute("DROP TABLE _repeated")
 
 
@@ -463,15 +525,21 @@ def _queue_months(con, feed: Feed) -> None:
     if feed.name not in MONTHLY_FEEDS:
         return
     date, group = quote_ident(MONTHLY_FEEDS[feed.name]), quote_ident(GROUP_COLUMN[feed.name])
-    con.execute(f"""INSERT INTO {PENDING_MONTHS} SELECT DISTINCT ?, date_trunc('month', {date}) FROM {quote_ident(feed.name)}
+    con.execute(
+        f"""INSERT INTO {PENDING_MONTHS} SELECT DISTINCT ?, date_trunc('month', {date}) FROM {quote_ident(feed.name)}
                 WHERE {group} IN (SELECT grp FROM {PENDING_GROUPS} WHERE feed = ?) AND {date} IS NOT NULL""",
-                [feed.name, feed.name])
+        [feed.name, feed.name],
+    )
 
 
 def pending_months(con: duckdb.DuckDBPyConnection, feed: Feed) -> list:
     """First days of the months queued for a feed stored by month, oldest first."""
-    return [m for (m,) in con.execute(f"SELECT DISTINCT month FROM {PENDING_MONTHS} WHERE feed = ? ORDER BY 1",
-                                      [feed.name]).fetchall()]
+    return [
+        m
+        for (m,) in con.execute(
+            f"SELECT DISTINCT month FROM {PENDING_MONTHS} WHERE feed = ? ORDER BY 1", [feed.name]
+        ).fetchall()
+    ]
 
 
 def queue_export(con: duckdb.DuckDBPyConnection, feed: Feed) -> None:

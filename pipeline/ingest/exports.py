@@ -6,6 +6,7 @@ the changed groups left and those they entered) and the months whose file is mis
 deletes the files of months left without rows. A warehouse of the older one-file layout
 (`validated/<feed>.parquet`) is rewritten by month at its next ingest, and the old file removed.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,7 +23,12 @@ from pipeline.core.feed_spec import EVENT_RESULTS, GAMES, Feed
 from pipeline.core.months import Month
 from pipeline.core.progress import Progress, ProgressLines, report_if_slow
 from pipeline.ingest.deliveries import export_done, export_due, pending_months
-from pipeline.ingest.fingerprints import fingerprints_path, month_fingerprints, months_in_order, write_month_fingerprints
+from pipeline.ingest.fingerprints import (
+    fingerprints_path,
+    month_fingerprints,
+    months_in_order,
+    write_month_fingerprints,
+)
 from pipeline.ingest.validation import QUARANTINE_TABLE
 from pipeline.warehouse.sql import quote_ident
 from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_parquet
@@ -49,8 +55,13 @@ def feed_files(warehouse: Warehouse, feed: Feed) -> list:
     return files
 
 
-def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed,
-                months: list[Month] | None = None, progress: Progress | None = None) -> None:
+def export_feed(
+    con: duckdb.DuckDBPyConnection,
+    warehouse: Warehouse,
+    feed: Feed,
+    months: list[Month] | None = None,
+    progress: Progress | None = None,
+) -> None:
     """Write the valid rows (of `months`, for a feed stored by month) and the feed's quarantine
     to the warehouse as Parquet, in a canonical order (every column breaks ties), so that the same
     rows give the same bytes. `progress` hears of the months written as it goes, when that takes long."""
@@ -59,11 +70,15 @@ def export_feed(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed
     if feed.name in MONTHLY_FEEDS:
         write_months(con, warehouse, feed, months or [], progress)
     else:
-        write_nullable(warehouse.validated(feed.name),
-                       con.sql(f"SELECT {columns} FROM {quote_ident(feed.name)} ORDER BY {order}").to_arrow_table())
+        write_nullable(
+            warehouse.validated(feed.name),
+            con.sql(f"SELECT {columns} FROM {quote_ident(feed.name)} ORDER BY {order}").to_arrow_table(),
+        )
     entries = con.sql(
         f"""SELECT * FROM {QUARANTINE_TABLE} WHERE feed = ?
-        ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail""", params=[feed.name]).to_arrow_table()
+        ORDER BY source_file, source_line NULLS FIRST, reason, record_key, detail""",
+        params=[feed.name],
+    ).to_arrow_table()
     write_nullable(warehouse.quarantine(feed.name), entries)
 
 
@@ -76,8 +91,9 @@ def write_nullable(path, table: pa.Table) -> None:
     atomic_write_parquet(path, table.cast(nullable).combine_chunks())
 
 
-def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed,
-                      progress: Progress | None = None) -> bool:
+def publish_validated(
+    con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed, progress: Progress | None = None
+) -> bool:
     """Write the feed's files if its rows changed since they were written (or one is missing);
     returns whether it did. A run with nothing new leaves them untouched. `progress` hears of a
     write that took long."""
@@ -93,15 +109,25 @@ def publish_validated(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed
             months = present
         else:
             on_disk = set(warehouse.validated_months(feed.name))
-            months = sorted({*(Month.of(d) for d in pending_months(con, feed)),
-                             *(on_disk - set(present)), *(set(present) - on_disk)})
+            months = sorted(
+                {
+                    *(Month.of(d) for d in pending_months(con, feed)),
+                    *(on_disk - set(present)),
+                    *(set(present) - on_disk),
+                }
+            )
     export_feed(con, warehouse, feed, months, progress)
     if monthly and warehouse.validated(feed.name).exists():
         # After the months: until it goes, readers take the old file whole (consistent with the
         # old fingerprints), and after it they take the months.
         warehouse.validated(feed.name).unlink()
-        log.warning("validated %s rewritten by month (validated/%s/YYYY-MM.parquet); the one-file layout "
-                    "of an older version, validated/%s.parquet, was removed", feed.name, feed.name, feed.name)
+        log.warning(
+            "validated %s rewritten by month (validated/%s/YYYY-MM.parquet); the one-file layout "
+            "of an older version, validated/%s.parquet, was removed",
+            feed.name,
+            feed.name,
+            feed.name,
+        )
     if feed.name in FINGERPRINTED:
         kind = FINGERPRINTED[feed.name]
         # Only the months rewritten, when the rest of the file can be kept.
@@ -115,8 +141,11 @@ def months_to_mend(warehouse: Warehouse, feed: Feed) -> tuple[bool, list[Month]]
     """For a feed stored by month: whether every month must be written (an older layout: one file,
     or month files in key order; or no fingerprints to know the months by), else the months the
     fingerprints list without a file."""
-    if (warehouse.validated(feed.name).exists() or not fingerprints_path(warehouse, feed.name).exists()
-            or not months_in_order(warehouse, feed.name)):
+    if (
+        warehouse.validated(feed.name).exists()
+        or not fingerprints_path(warehouse, feed.name).exists()
+        or not months_in_order(warehouse, feed.name)
+    ):
         return True, []
     on_disk = set(warehouse.validated_months(feed.name))
     return False, sorted(set(month_fingerprints(warehouse, feed.name)) - on_disk)
@@ -124,13 +153,19 @@ def months_to_mend(warehouse: Warehouse, feed: Feed) -> tuple[bool, list[Month]]
 
 def months_with_rows(con: duckdb.DuckDBPyConnection, feed: Feed) -> list[Month]:
     date = quote_ident(MONTHLY_FEEDS[feed.name])
-    rows = con.execute(f"SELECT DISTINCT date_trunc('month', {date}) FROM {quote_ident(feed.name)} "
-                       f"WHERE {date} IS NOT NULL ORDER BY 1").fetchall()
+    rows = con.execute(
+        f"SELECT DISTINCT date_trunc('month', {date}) FROM {quote_ident(feed.name)} WHERE {date} IS NOT NULL ORDER BY 1"
+    ).fetchall()
     return [Month.of(d) for (d,) in rows]
 
 
-def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Feed, months: list[Month],
-                 progress: Progress | None = None) -> None:
+def write_months(
+    con: duckdb.DuckDBPyConnection,
+    warehouse: Warehouse,
+    feed: Feed,
+    months: list[Month],
+    progress: Progress | None = None,
+) -> None:
     """Write the file of each month given from the feed's valid rows (by date, then key), and delete the
     file of each given month that has none. Through Arrow, one month at a time, with every column
     nullable and in one chunk: the same rows give the same bytes whichever run writes them."""
@@ -153,10 +188,13 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
     lines = ProgressLines(progress)
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="export") as writer:
+
         def flush() -> None:
             if current is not None and held:
                 table = pa.Table.from_batches(held).drop_columns(["_month"]).combine_chunks()
-                writing.append(writer.submit(atomic_write_parquet, warehouse.validated_month(feed.name, current), table))
+                writing.append(
+                    writer.submit(atomic_write_parquet, warehouse.validated_month(feed.name, current), table)
+                )
                 written.add(current)
                 while len(writing) > WRITES_AHEAD:
                     writing.popleft().result()
@@ -168,12 +206,15 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
             reader = con.sql(
                 f"""SELECT {columns}, CAST(date_trunc('month', {date}) AS DATE) AS _month FROM {quote_ident(feed.name)}
                 WHERE {date} BETWEEN ? AND ? AND date_trunc('month', {date}) IN (SELECT month FROM _export_months)
-                ORDER BY _month, {order}""", params=[min(chosen).first_day, max(chosen).last_day]
+                ORDER BY _month, {order}""",
+                params=[min(chosen).first_day, max(chosen).last_day],
             ).to_arrow_reader(EXPORT_BATCH_ROWS)
             for batch in reader:
                 if batch.num_rows == 0:
                     continue
-                days = batch.column(batch.schema.get_field_index("_month")).cast(pa.int32()).to_numpy(zero_copy_only=False)
+                days = (
+                    batch.column(batch.schema.get_field_index("_month")).cast(pa.int32()).to_numpy(zero_copy_only=False)
+                )
                 starts = [0, *(np.flatnonzero(np.diff(days)) + 1).tolist()]
                 for lo, hi in zip(starts, [*starts[1:], len(days)]):
                     month = Month.of(EPOCH + dt.timedelta(days=int(days[lo])))
@@ -182,8 +223,10 @@ def write_months(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: Fee
                         held, current = [], month
                     held.append(batch.slice(lo, hi - lo))
             # Months through the year, those with rows and those left empty (deleted at the end) alike.
-            lines.tell(f"{feed.name}: validated files: read through {year} "
-                       f"({sum(m.year <= year for m in months)}/{len(months)} months)")
+            lines.tell(
+                f"{feed.name}: validated files: read through {year} "
+                f"({sum(m.year <= year for m in months)}/{len(months)} months)"
+            )
         flush()
         while writing:
             writing.popleft().result()

@@ -4,6 +4,7 @@ A month's fingerprint is the row count and an order-independent hash of its rows
 fingerprint of month M chains every month up to M with the system's configuration and the player
 registry, so "month M's outputs are current" is one string comparison.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,9 @@ SELECT year(finished_on) AS year, month(finished_on) AS month, count(*) AS rows,
 FROM games {where} GROUP BY 1, 2 ORDER BY 1, 2
 """
 # The range first (parameters: its first and last day) lets DuckDB skip the row groups of other months.
-OF_MONTHS = ("WHERE finished_on BETWEEN ? AND ? "
-             "AND date_trunc('month', finished_on) IN (SELECT month FROM _fingerprint_months)")
+OF_MONTHS = (
+    "WHERE finished_on BETWEEN ? AND ? AND date_trunc('month', finished_on) IN (SELECT month FROM _fingerprint_months)"
+)
 EVENTS_SQL = """
 SELECT year(e.end_date) AS year, month(e.end_date) AS month, count(*) AS rows,
        bit_xor(hash(e.event_id, e.name, e.start_date, e.end_date, e.rounds, e.num_players,
@@ -43,8 +45,9 @@ def fingerprints_path(warehouse: Warehouse, feed: str):
     return warehouse.root / "validated" / f"{feed}_month_fingerprints.parquet"
 
 
-def write_month_fingerprints(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: str,
-                             months: list[Month] | None = None) -> None:
+def write_month_fingerprints(
+    con: duckdb.DuckDBPyConnection, warehouse: Warehouse, feed: str, months: list[Month] | None = None
+) -> None:
     """Compute a feed kind's month fingerprints from the validated tables and store them beside them,
     so that rating runs read a few hundred rows instead of hashing the whole history again.
 
@@ -64,7 +67,9 @@ def write_month_fingerprints(con: duckdb.DuckDBPyConnection, warehouse: Warehous
             f"""SELECT * FROM _stored_fingerprints WHERE make_date(year, month, 1)
                     NOT IN (SELECT month FROM _fingerprint_months)
                 UNION ALL ({GAMES_SQL.format(where=OF_MONTHS)})
-                ORDER BY year, month""", params=[min(months).first_day, max(months).last_day]).to_arrow_table()
+                ORDER BY year, month""",
+            params=[min(months).first_day, max(months).last_day],
+        ).to_arrow_table()
         con.unregister("_stored_fingerprints")
         con.execute("DROP TABLE _fingerprint_months")
     atomic_write_parquet(path, table.replace_schema_metadata(MONTH_ORDER))
@@ -90,12 +95,13 @@ def registry_fingerprint(warehouse: Warehouse) -> str:
     path = warehouse.validated("players")
     if not path.exists():
         return "none"
-    (n, h), = warehouse.query(REGISTRY_SQL, [file_location(path)])
+    ((n, h),) = warehouse.query(REGISTRY_SQL, [file_location(path)])
     return f"{n}:{h}"
 
 
-def cumulative_fingerprints(warehouse: Warehouse, feed: str, config_key: str, first: Month,
-                            last: Month) -> dict[Month, str]:
+def cumulative_fingerprints(
+    warehouse: Warehouse, feed: str, config_key: str, first: Month, last: Month
+) -> dict[Month, str]:
     """For each month from the system's first month to `last`: a hash of everything that shapes it."""
     per_month = month_fingerprints(warehouse, feed)
     running = hashlib.sha256(f"{config_key}|{registry_fingerprint(warehouse)}|{first}".encode()).hexdigest()

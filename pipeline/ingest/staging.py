@@ -11,6 +11,7 @@ What the raw folder holds but a run does not read (links that cannot be followed
 folders that are no feed, repeated or unknown columns) is listed as `SkippedEntry` data; nothing
 is opened to find out what an entry is.
 """
+
 from __future__ import annotations
 
 import errno
@@ -26,7 +27,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core.feed_spec import (
-    FEEDS, FILE_EXTENSIONS, MAX_TEXT_LENGTH, SOURCE_FILE, SOURCE_LINE, Feed, FeedColumn,
+    FEEDS,
+    FILE_EXTENSIONS,
+    MAX_TEXT_LENGTH,
+    SOURCE_FILE,
+    SOURCE_LINE,
+    Feed,
+    FeedColumn,
 )
 from pipeline.warehouse.sql import quote_ident
 
@@ -125,9 +132,17 @@ def _entry_kind(path: Path) -> tuple[str, str | None]:
         return "file", None
     if stat.S_ISDIR(mode):
         return ("linked_folder", LINK_TO_FOLDER) if linked else ("folder", None)
-    kind = ("named pipe" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
-            else "character device" if stat.S_ISCHR(mode) else "block device" if stat.S_ISBLK(mode)
-            else "unknown kind")
+    kind = (
+        "named pipe"
+        if stat.S_ISFIFO(mode)
+        else "socket"
+        if stat.S_ISSOCK(mode)
+        else "character device"
+        if stat.S_ISCHR(mode)
+        else "block device"
+        if stat.S_ISBLK(mode)
+        else "unknown kind"
+    )
     return "skip", NOT_REGULAR.format(kind=kind)
 
 
@@ -149,16 +164,24 @@ def survey_feed(raw_dir: Path, feed: Feed) -> tuple[list[Path], list[SkippedEntr
         return files, skipped
     if not folder.is_dir():  # the feed's folder itself may be a link to a folder
         kind, reason = _entry_kind(folder)
-        skipped.append(SkippedEntry(feed.name, feed.name,
-                                    FEED_NOT_A_FOLDER.format(feed=feed.name) if kind == "file" else reason))
+        skipped.append(
+            SkippedEntry(
+                feed.name, feed.name, FEED_NOT_A_FOLDER.format(feed=feed.name) if kind == "file" else reason or kind
+            )
+        )
         return files, skipped
 
     def walk(directory: Path) -> int:
         try:
             entries = _visible_entries(directory)
         except OSError as error:
-            skipped.append(SkippedEntry(feed.name, relative(directory),
-                                        UNLISTABLE_FOLDER.format(error=error.strerror or type(error).__name__)))
+            skipped.append(
+                SkippedEntry(
+                    feed.name,
+                    relative(directory),
+                    UNLISTABLE_FOLDER.format(error=error.strerror or type(error).__name__),
+                )
+            )
             return 0
         found = 0
         for path in entries:
@@ -222,8 +245,9 @@ def stage_file(con: duckdb.DuckDBPyConnection, feed: Feed, path: Path, source: s
     create_staged(con, feed)
     kind = FILE_EXTENSIONS.get(path.suffix.lower())
     if kind is None:
-        report.problems.append(FileProblem(feed.name, source, "unsupported_format",
-                                           f"not .csv, .parquet or .jsonl: {path.name}"))
+        report.problems.append(
+            FileProblem(feed.name, source, "unsupported_format", f"not .csv, .parquet or .jsonl: {path.name}")
+        )
         return report
     try:
         if kind == "jsonl":
@@ -257,8 +281,9 @@ def _normalised(name: str) -> str:
     return name.strip().lstrip("\ufeff").lower()
 
 
-def _match_columns(feed: Feed, columns: list[tuple[str | None, str, str]], source: str,
-                   report: StageReport) -> dict[str, tuple[str, str]]:
+def _match_columns(
+    feed: Feed, columns: list[tuple[str | None, str, str]], source: str, report: StageReport
+) -> dict[str, tuple[str, str]]:
     """Map feed column -> (column name in the reader, its type), from (name in the file's header,
     name in the reader, type) in file order. Names match case-insensitively; of two columns with one
     name the first is read; the later one and columns no feed has are listed as skipped."""
@@ -271,8 +296,11 @@ def _match_columns(feed: Feed, columns: list[tuple[str | None, str, str]], sourc
             continue
         norm, header = _normalised(header), header.strip().lstrip("\ufeff")
         if norm in by_norm:
-            report.skipped.append(SkippedEntry(feed.name, source, REPEATED_COLUMN.format(
-                name=header, position=position, first=first_at[norm])))
+            report.skipped.append(
+                SkippedEntry(
+                    feed.name, source, REPEATED_COLUMN.format(name=header, position=position, first=first_at[norm])
+                )
+            )
             continue
         by_norm[norm], first_at[norm] = (name, sql_type), position
         if norm not in feed.column_names:
@@ -281,8 +309,9 @@ def _match_columns(feed: Feed, columns: list[tuple[str | None, str, str]], sourc
     if missing:
         raise _Rejected("missing_columns", f"required column(s) missing: {', '.join(missing)}")
     if extra:
-        report.skipped.append(SkippedEntry(feed.name, source, EXTRA_COLUMNS.format(feed=feed.name,
-                                                                                  names=", ".join(extra))))
+        report.skipped.append(
+            SkippedEntry(feed.name, source, EXTRA_COLUMNS.format(feed=feed.name, names=", ".join(extra)))
+        )
     return {c: by_norm[c] for c in feed.column_names if c in by_norm}
 
 
@@ -308,8 +337,10 @@ def _header_names(con, path: Path, kind: str, found: list[str]) -> list[str | No
 
 def _reader(kind: str, header: bool = True) -> str:
     if kind == "csv":
-        return (f"read_csv(?, all_varchar=true, header={str(header).lower()}, delim=',', quote='\"', escape='\"', "
-                f"max_line_size={MAX_LINE_BYTES}, strict_mode=false)")
+        return (
+            f"read_csv(?, all_varchar=true, header={str(header).lower()}, delim=',', quote='\"', escape='\"', "
+            f"max_line_size={MAX_LINE_BYTES}, strict_mode=false)"
+        )
     return "read_parquet(?)"
 
 
@@ -321,8 +352,10 @@ PARQUET_NUMBERED_READER = f"read_parquet(?, {ROW_NUMBER_COLUMN}=true)"
 
 def whole_number_sql(text: str) -> str:
     """SQL: the BIGINT of a text that is a whole number (WHOLE_NUMBER_PATTERN, in range), else NULL."""
-    return (f"CASE WHEN regexp_full_match({text}, '{WHOLE_NUMBER_PATTERN}') "
-            f"THEN TRY_CAST(regexp_extract({text}, '{INTEGER_PART_PATTERN}') AS BIGINT) END")
+    return (
+        f"CASE WHEN regexp_full_match({text}, '{WHOLE_NUMBER_PATTERN}') "
+        f"THEN TRY_CAST(regexp_extract({text}, '{INTEGER_PART_PATTERN}') AS BIGINT) END"
+    )
 
 
 def _typed_expression(column: FeedColumn, source: str | None, source_type: str | None) -> tuple[str, str, str]:
@@ -331,10 +364,16 @@ def _typed_expression(column: FeedColumn, source: str | None, source_type: str |
         return (column.default or "NULL"), "false", "false"
     raw = quote_ident(source)
     target = column.sql_type
-    native = (source_type == target or (target == "BIGINT" and source_type in INTEGER_TYPES)
-              or (target == "DOUBLE" and source_type and (source_type in INTEGER_TYPES
-                                                          or source_type.startswith(FRACTIONAL_TYPES)))
-              or (target == "DATE" and source_type and source_type.startswith("TIMESTAMP")))
+    native = (
+        source_type == target
+        or (target == "BIGINT" and source_type in INTEGER_TYPES)
+        or (
+            target == "DOUBLE"
+            and source_type
+            and (source_type in INTEGER_TYPES or source_type.startswith(FRACTIONAL_TYPES))
+        )
+        or (target == "DATE" and source_type and source_type.startswith("TIMESTAMP"))
+    )
     long_text = f"coalesce(length({raw}) > {MAX_TEXT_LENGTH}, false)" if source_type in TEXT_TYPES else "false"
     if native:
         value = raw if source_type == target else f"CAST({raw} AS {target})"
@@ -363,8 +402,16 @@ def _typed_expression(column: FeedColumn, source: str | None, source_type: str |
     return value, failed, long_text
 
 
-def _insert_typed(con, feed: Feed, relation: str, params: list, mapping: dict[str, tuple[str, str]],
-                  source: str, delivery: int, line_expr: str) -> int:
+def _insert_typed(
+    con,
+    feed: Feed,
+    relation: str,
+    params: list,
+    mapping: dict[str, tuple[str, str]],
+    source: str,
+    delivery: int,
+    line_expr: str,
+) -> int:
     """Insert one delivery, typed in a single pass over `relation` (a reader or a registered table)."""
     values, flags, long_flags = [], [], []
     for column in feed.columns:
@@ -384,8 +431,7 @@ def _insert_typed(con, feed: Feed, relation: str, params: list, mapping: dict[st
     return con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0] - before
 
 
-def _stage_tabular(con, feed: Feed, path: Path, source: str, delivery: int, kind: str,
-                   report: StageReport) -> int:
+def _stage_tabular(con, feed: Feed, path: Path, source: str, delivery: int, kind: str, report: StageReport) -> int:
     if path.stat().st_size == 0:
         return 0
     reader = _reader(kind)
@@ -428,8 +474,10 @@ def _stage_jsonl(con, feed: Feed, path: Path, source: str, delivery: int, report
             report.problems.append(FileProblem(feed.name, source, "malformed_json", _first_line(error), number))
             broken += 1
             continue
-        if not isinstance(record, dict):
-            report.problems.append(FileProblem(feed.name, source, "malformed_json", "line is not a JSON object", number))
+        if not isinstance(record, _JsonObject):
+            report.problems.append(
+                FileProblem(feed.name, source, "malformed_json", "line is not a JSON object", number)
+            )
             broken += 1
             continue
         normalised: dict[str, object] = {}
@@ -448,12 +496,13 @@ def _stage_jsonl(con, feed: Feed, path: Path, source: str, delivery: int, report
     missing = [c for c in feed.required_columns if c not in seen_keys]
     if missing:
         raise _Rejected("missing_columns", f"required column(s) missing: {', '.join(missing)}")
-    for key, line in repeated.values():
-        report.skipped.append(SkippedEntry(feed.name, source, REPEATED_KEY.format(name=key, line=line)))
+    for key, first_line in repeated.values():
+        report.skipped.append(SkippedEntry(feed.name, source, REPEATED_KEY.format(name=key, line=first_line)))
     extra = [seen_keys[k] for k in sorted(set(seen_keys) - set(feed.column_names))]
     if extra:
-        report.skipped.append(SkippedEntry(feed.name, source, EXTRA_COLUMNS.format(feed=feed.name,
-                                                                                  names=", ".join(extra))))
+        report.skipped.append(
+            SkippedEntry(feed.name, source, EXTRA_COLUMNS.format(feed=feed.name, names=", ".join(extra)))
+        )
     arrays = {c: pa.array(v, pa.string()) for c, v in columns.items()}
     arrays["_line"] = pa.array(lines, pa.int64())
     con.register("_jsonl_batch", pa.table(arrays))
@@ -468,6 +517,8 @@ def _stage_jsonl(con, feed: Feed, path: Path, source: str, delivery: int, report
 class _JsonNumber(float):
     """A JSON number with a fraction or an exponent, which keeps the text it was written as, so that
     an integer column judges "1e1" or "3.50" as delivered."""
+
+    text: str
 
     def __new__(cls, text: str):
         number = super().__new__(cls, text)

@@ -1,4 +1,5 @@
 """Validate a staged feed with its Pandera model inside DuckDB; split valid rows from quarantine."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -9,19 +10,31 @@ from pathlib import Path
 import duckdb
 
 from pipeline.core.feed_spec import (
-    EVENT_RESULTS, EVENTS, GAMES, LISTS, PLAYERS, RECENT_POINT_PATTERN, Feed, recent_points_sql,
+    EVENT_RESULTS,
+    EVENTS,
+    GAMES,
+    LISTS,
+    PLAYERS,
+    RECENT_POINT_PATTERN,
+    Feed,
+    recent_points_sql,
 )
 from pipeline.core.progress import Progress, ProgressLines, report_if_slow
 from pipeline.ingest.deliveries import (
-    GROUP_COLUMN, PENDING_FILES, PENDING_GROUPS, VALID_FLAG, ingest_deliveries, queue_export,
+    GROUP_COLUMN,
+    PENDING_FILES,
+    PENDING_GROUPS,
+    VALID_FLAG,
+    ingest_deliveries,
+    queue_export,
 )
 from pipeline.ingest.staging import FileProblem, SkippedEntry, outside_feed_folders, typed_table
 from pipeline.warehouse.sql import quote_ident
 from pipeline.warehouse.store import Warehouse
 from schemas.engine import NOT_NULLABLE, rule_failures
-from schemas.feed_common import BAD_TYPE, dates_checked_against
 from schemas.event_results import EventResultsFeed
 from schemas.events import EventsFeed
+from schemas.feed_common import BAD_TYPE, dates_checked_against
 from schemas.games import GAME_REJECTED, GamesFeed
 from schemas.lists import ListsFeed
 from schemas.players import PlayersFeed
@@ -107,7 +120,7 @@ def record_corrections(con, feed: Feed) -> int:
     con.execute(f"DELETE FROM {CORRECTIONS_TABLE} WHERE feed = ?", [feed.name])
     con.execute(
         f"""INSERT INTO {CORRECTIONS_TABLE}
-        SELECT ?, {_key_sql(feed, 'old')}, old._source_file, old._source_line,
+        SELECT ?, {_key_sql(feed, "old")}, old._source_file, old._source_line,
                new._source_file, new._source_line, {changed}
         FROM {typed} old
         JOIN (SELECT * FROM {typed} WHERE NOT _replaced AND NOT _duplicate_in_file) new ON {join}
@@ -121,17 +134,24 @@ def record_corrections(con, feed: Feed) -> int:
 def in_scope(feed: Feed, alias: str = "") -> str:
     """SQL: the row belongs to a group, or a file, queued for validation (see `scope_tables`)."""
     prefix = f"{alias}." if alias else ""
-    return (f"({prefix}{quote_ident(GROUP_COLUMN[feed.name])} IN (SELECT grp FROM _scope) "
-            f"OR {prefix}_source_file IN (SELECT path FROM _scope_files))")
+    return (
+        f"({prefix}{quote_ident(GROUP_COLUMN[feed.name])} IN (SELECT grp FROM _scope) "
+        f"OR {prefix}_source_file IN (SELECT path FROM _scope_files))"
+    )
 
 
 def scope_tables(con: duckdb.DuckDBPyConnection, feed: Feed) -> bool:
     """Fill `_scope` and `_scope_files` with the feed's queued groups and files; False if none."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _scope AS SELECT DISTINCT grp FROM {PENDING_GROUPS} WHERE feed = ?",
-                [feed.name])
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _scope_files AS SELECT DISTINCT path FROM {PENDING_FILES} "
-                "WHERE feed = ?", [feed.name])
-    return con.execute("SELECT (SELECT count(*) FROM _scope) + (SELECT count(*) FROM _scope_files)").fetchall()[0][0] > 0
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _scope AS SELECT DISTINCT grp FROM {PENDING_GROUPS} WHERE feed = ?", [feed.name]
+    )
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _scope_files AS SELECT DISTINCT path FROM {PENDING_FILES} WHERE feed = ?",
+        [feed.name],
+    )
+    return (
+        con.execute("SELECT (SELECT count(*) FROM _scope) + (SELECT count(*) FROM _scope_files)").fetchall()[0][0] > 0
+    )
 
 
 # What the game rules need of each game in scope: one row per game, made before the candidates.
@@ -148,8 +168,7 @@ ID_MASK_SHIFTS = (0, 6, 12)
 
 def _id_mask(hashed: str, shift: int) -> str:
     """SQL: the bits that the hashes in column `hashed` (null for a missing id) set, one per id."""
-    return (f"coalesce(bit_or(CAST(1 AS UBIGINT) << CAST(({hashed} >> {shift}) % 64 AS INTEGER)), "
-            f"CAST(0 AS UBIGINT))")
+    return f"coalesce(bit_or(CAST(1 AS UBIGINT) << CAST(({hashed} >> {shift}) % 64 AS INTEGER)), CAST(0 AS UBIGINT))"
 
 
 def game_facts_sql() -> str:
@@ -158,7 +177,9 @@ def game_facts_sql() -> str:
     `_player_conflict` is false here and set by `player_conflicts_sql`."""
     surely_distinct = " OR ".join(
         f"bit_count({_id_mask('_holder_hash', shift)} | {_id_mask('_original_hash', shift)}) "
-        f"= count(player_id) + count(original_player_id)" for shift in ID_MASK_SHIFTS)
+        f"= count(player_id) + count(original_player_id)"
+        for shift in ID_MASK_SHIFTS
+    )
     return f"""
         SELECT game_id,
                count(*) AS _powers,
@@ -202,8 +223,7 @@ def create_candidates(con: duckdb.DuckDBPyConnection, feed: Feed, name: str) -> 
         con.execute(f"CREATE OR REPLACE TEMP TABLE {GAME_FACTS} AS {game_facts_sql()}")
         # Statements of their own: as one query with the facts as a common table, this took
         # 35 s on 10M games; as two, 16 s.
-        con.execute(f"UPDATE {GAME_FACTS} SET _player_conflict = true "
-                    f"WHERE game_id IN ({player_conflicts_sql()})")
+        con.execute(f"UPDATE {GAME_FACTS} SET _player_conflict = true WHERE game_id IN ({player_conflicts_sql()})")
     con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {candidates_sql(feed)}")
 
 
@@ -228,7 +248,7 @@ def candidates_sql(feed: Feed) -> str:
             LEFT JOIN (SELECT event_id, count(*) AS n FROM {results}
                        WHERE NOT _replaced AND event_id IN (SELECT grp FROM _scope) GROUP BY 1) r
               ON r.event_id = e.event_id
-            WHERE NOT e._replaced AND {in_scope(feed, 'e')}"""
+            WHERE NOT e._replaced AND {in_scope(feed, "e")}"""
     if feed is EVENT_RESULTS:
         return f"""
             SELECT r.*,
@@ -240,7 +260,7 @@ def candidates_sql(feed: Feed) -> str:
             LEFT JOIN (SELECT DISTINCT event_id FROM {typed_table(EVENTS)}
                        WHERE NOT _replaced AND event_id IN (SELECT grp FROM _scope)) c
               ON c.event_id = r.event_id
-            WHERE NOT r._replaced AND {in_scope(feed, 'r')}"""
+            WHERE NOT r._replaced AND {in_scope(feed, "r")}"""
     if feed is GAMES:
         return f"""
             WITH t AS ({scoped_rows_sql(feed)})
@@ -274,8 +294,9 @@ def failing_rows(con: duckdb.DuckDBPyConnection, feed: Feed, candidates: str) ->
     return failures
 
 
-def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None,
-                  today: dt.date | None = None) -> dict[int, list[str]]:
+def validate_feed(
+    con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None, today: dt.date | None = None
+) -> dict[int, list[str]]:
     """Validate the rows of the groups and files queued since the last validation: their `_valid`
     flags are set anew (`<feed>` shows the valid rows), their failures replace theirs in the
     quarantine table. Returns the failures by row id (empty when nothing was queued). `progress`
@@ -336,12 +357,13 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress
     con.execute(
         f"""DELETE FROM {QUARANTINE_TABLE} q WHERE feed = ? AND record_key IS NOT NULL
         AND (source_file IN (SELECT path FROM _scope_files)
-             OR EXISTS (SELECT 1 FROM {typed_table(feed)} t WHERE {in_scope(feed, 't')}
+             OR EXISTS (SELECT 1 FROM {typed_table(feed)} t WHERE {in_scope(feed, "t")}
                         AND t._source_file = q.source_file AND t._source_line = q.source_line))""",
-        [feed.name])
+        [feed.name],
+    )
     con.execute(
         f"""INSERT INTO {QUARANTINE_TABLE}
-        SELECT ?, q.reason, q.detail, c._source_file, c._source_line, {_key_sql(feed, 'c')}
+        SELECT ?, q.reason, q.detail, c._source_file, c._source_line, {_key_sql(feed, "c")}
         FROM _quarantined q JOIN {candidates} c ON c._row_id = q.row_id
         ORDER BY c._row_id""",
         [feed.name],
@@ -350,7 +372,8 @@ def validate_feed(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress
     # quarantined; only the rows whose flag changes are written.
     con.execute(
         f"""UPDATE {typed_table(feed)} SET {VALID_FLAG} = NOT {VALID_FLAG}
-        WHERE {in_scope(feed)} AND {VALID_FLAG} <> (NOT _replaced AND _row_id NOT IN (SELECT row_id FROM _quarantined))""")
+        WHERE {in_scope(feed)} AND {VALID_FLAG} <> (NOT _replaced AND _row_id NOT IN (SELECT row_id FROM _quarantined))"""
+    )
     drop_candidates(con, candidates)
     # Done last: a crash before this point leaves the work queued, and doing it again is harmless.
     queue_export(con, feed)
@@ -385,8 +408,13 @@ def feed_counts(con: duckdb.DuckDBPyConnection, feed: Feed, files: list[str]) ->
     return counts
 
 
-def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: Warehouse | None = None,
-                progress: Progress | None = None):
+def ingest_feed(
+    con: duckdb.DuckDBPyConnection,
+    raw_dir,
+    feed: Feed,
+    warehouse: Warehouse | None = None,
+    progress: Progress | None = None,
+):
     """Bring the feed's typed rows in step with the raw folder (reading only files not ingested
     before, with a warehouse), recording unreadable files and corrections; `progress` hears of long work."""
     ensure_report_tables(con)
@@ -398,8 +426,9 @@ def ingest_feed(con: duckdb.DuckDBPyConnection, raw_dir, feed: Feed, warehouse: 
     return report
 
 
-def validate_and_count(con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None,
-                       today: dt.date | None = None) -> FeedCounts:
+def validate_and_count(
+    con: duckdb.DuckDBPyConnection, feed: Feed, progress: Progress | None = None, today: dt.date | None = None
+) -> FeedCounts:
     """Validate a staged feed (dates after `today` in the future, None: the real today) and return
     its balance; `progress` hears of it when it took long."""
     started = time.perf_counter()

@@ -5,6 +5,7 @@ to this month's table.
 Done with Arrow and numpy, the same work took a dozen passes over the month's rows and as many
 allocations (1M games: about a second of each system's backfill).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,19 @@ def larger(a, b):
 
 
 @njit(cache=True)
-def carried_columns(numbers, rank, rank_valid, rating, rating_valid,
-                    prev_rank, has_prev_rank, prev_rating, has_prev_rating, peak, has_peak):
+def carried_columns(
+    numbers,
+    rank,
+    rank_valid,
+    rating,
+    rating_valid,
+    prev_rank,
+    has_prev_rank,
+    prev_rating,
+    has_prev_rating,
+    peak,
+    has_peak,
+):
     """Per row (player number `numbers[r]`): rank change (last month's rank minus this one),
     rating change (this rating minus last month's) and peak rating (the larger of the peak so far
     and this rating), each with whether it is given. Then the carry is advanced in place: last

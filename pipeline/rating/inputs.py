@@ -1,4 +1,5 @@
 """Read the validated feeds (Parquet in the warehouse) in each system's processing order."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -7,10 +8,10 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.core.months import Month
-from pipeline.warehouse.store import Warehouse, file_location, is_local
 from pipeline.systems.base import EVENT_RESULT_COLUMNS, GAME_COLUMNS, PlayerInfo
 from pipeline.systems.games import merged_powers
 from pipeline.systems.kernels.sort import columns_in_order
+from pipeline.warehouse.store import Warehouse, file_location, is_local
 
 GAMES_SQL = """
 SELECT game_id, site, variant, supply_centres, finished_on, rated, power, player_id, player_name,
@@ -56,7 +57,9 @@ def read_results(warehouse: Warehouse, feed: str, first: Month, last: Month) -> 
         results, events = warehouse.validated("event_results"), warehouse.validated("events")
         if not (results.exists() and events.exists()):
             return EVENT_RESULT_COLUMNS.empty_table()
-        table = con.sql(EVENTS_SQL, params=[file_location(results), file_location(events), first.first_day, last.last_day]).to_arrow_table()
+        table = con.sql(
+            EVENTS_SQL, params=[file_location(results), file_location(events), first.first_day, last.last_day]
+        ).to_arrow_table()
         return table.cast(EVENT_RESULT_COLUMNS)
     finally:
         con.close()
@@ -118,8 +121,10 @@ def feed_bounds(warehouse: Warehouse) -> dict[str, tuple[Month, Month] | None]:
     bounds: dict[str, tuple[Month, Month] | None] = {"games": None, "events": None}
     try:
         if games:
-            lo, hi = con.execute("SELECT min(finished_on), max(finished_on) FROM read_parquet(?)",
-                                 [[file_location(games[0]), file_location(games[-1])]]).fetchall()[0]
+            lo, hi = con.execute(
+                "SELECT min(finished_on), max(finished_on) FROM read_parquet(?)",
+                [[file_location(games[0]), file_location(games[-1])]],
+            ).fetchall()[0]
             if lo is not None:
                 bounds["games"] = (Month.of(lo), Month.of(hi))
         if results.exists() and events.exists():

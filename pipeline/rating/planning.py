@@ -1,14 +1,15 @@
 """Which months a run must compute for each system: from the first missing or stale month to the end."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.settings import Settings
-from pipeline.rating.ranges import covered_months
 from pipeline.core.months import Month
+from pipeline.rating.ranges import covered_months
 from pipeline.rating.runner import first_stale_month
-from pipeline.warehouse.store import Warehouse
+from pipeline.settings import Settings
 from pipeline.systems.registry import SYSTEM_NAMES, build_system, config_key, system_class
+from pipeline.warehouse.store import Warehouse
 
 
 @dataclass(frozen=True)
@@ -20,9 +21,16 @@ class Plan:
     last: Month | None = None
     note: str = ""
 
+    def bounds(self) -> tuple[Month, Month]:
+        """The first and last month to compute (a plan with a range only)."""
+        if self.first is None or self.last is None:
+            raise ValueError(f"{self.system}: nothing to compute ({self.note})")
+        return self.first, self.last
 
-def plan_system(system: str, warehouse: Warehouse, settings: Settings, first: Month | None = None,
-                last: Month | None = None) -> Plan:
+
+def plan_system(
+    system: str, warehouse: Warehouse, settings: Settings, first: Month | None = None, last: Month | None = None
+) -> Plan:
     """The range for one system: from `first` if given, else from the first month whose outputs are
     missing or stale (late or corrected data); up to `last`, else the latest month with data."""
     covered = covered_months(warehouse, system, system_class(system).feed)
@@ -43,6 +51,11 @@ def plan_system(system: str, warehouse: Warehouse, settings: Settings, first: Mo
     return Plan(system, lo, hi)
 
 
-def plan_all(warehouse: Warehouse, settings: Settings, first: Month | None = None, last: Month | None = None,
-             systems: list[str] | None = None) -> list[Plan]:
+def plan_all(
+    warehouse: Warehouse,
+    settings: Settings,
+    first: Month | None = None,
+    last: Month | None = None,
+    systems: list[str] | None = None,
+) -> list[Plan]:
     return [plan_system(name, warehouse, settings, first, last) for name in systems or SYSTEM_NAMES]

@@ -1,8 +1,10 @@
 """Published lists (the lists feed, SPEC §2): the table a system continues from, read from the
 validated feed. A system with a list starts at the month after the list's `as_of`, from the
 list's state, and leaves earlier results to the other systems."""
+
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -15,15 +17,17 @@ from schemas.lists import SYSTEM_COLUMNS
 
 # The columns a system's list rows carry beyond player_id and player_name, in the order read.
 LIST_SQL = {
-    system: "SELECT player_id, player_name, " + ", ".join(
-        f"{recent_points_sql(c)} AS {c}" if c == "recent_points" else c for c in columns)
+    system: "SELECT player_id, player_name, "
+    + ", ".join(f"{recent_points_sql(c)} AS {c}" if c == "recent_points" else c for c in columns)
     + ", as_of FROM read_parquet(?) WHERE system = ? ORDER BY player_id"
     for system, columns in SYSTEM_COLUMNS.items()
 }
 STARTS_SQL = "SELECT system, min(as_of), count(*) FROM read_parquet(?) GROUP BY 1 ORDER BY 1"
-FINGERPRINT_SQL = ("SELECT count(*), bit_xor(hash(as_of, player_id, player_name, rating, events, last_event_date, "
-                   "recent_points, games, last_game_date, evaluations, last_evaluated)) "
-                   "FROM read_parquet(?) WHERE system = ?")
+FINGERPRINT_SQL = (
+    "SELECT count(*), bit_xor(hash(as_of, player_id, player_name, rating, events, last_event_date, "
+    "recent_points, games, last_game_date, evaluations, last_evaluated)) "
+    "FROM read_parquet(?) WHERE system = ?"
+)
 BEFORE_SQL = {
     "games": "SELECT count(*) FROM read_parquet(?) WHERE finished_on <= ?",
     "events": "SELECT count(*) FROM read_parquet(?) r JOIN read_parquet(?) e USING (event_id) WHERE e.end_date <= ?",
@@ -36,7 +40,7 @@ class ListStart:
     system's valid result rows finished on or before it (valid, but not rated by this system)."""
 
     system: str
-    as_of: object
+    as_of: dt.date
     players: int
     results_before: int = 0
 
@@ -80,7 +84,7 @@ def list_fingerprint(warehouse: Warehouse, system: str) -> str:
     path = _lists_file(warehouse)
     if path is None:
         return "none"
-    (count, digest), = warehouse.query(FINGERPRINT_SQL, [file_location(path), system])
+    ((count, digest),) = warehouse.query(FINGERPRINT_SQL, [file_location(path), system])
     return "none" if count == 0 else f"{count}:{digest}"
 
 
@@ -112,4 +116,3 @@ def _results_until(warehouse: Warehouse, feed: str, day) -> int:
 def list_names(published: PublishedList) -> pa.Table:
     """The list's player names, as the rows the writer's name carry takes."""
     return published.rows.select(["player_id", "player_name"])
-

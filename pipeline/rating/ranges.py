@@ -7,6 +7,7 @@ change (a game moved to another month, the last month corrected away, a first ga
 the months that leave the range lose their outputs here, so the warehouse keeps equal to a run
 from scratch on the same raw folder.
 """
+
 from __future__ import annotations
 
 from pipeline.core.months import Month
@@ -56,8 +57,9 @@ def months_on_disk(warehouse: Warehouse, system: str, extras: tuple[str, ...]) -
     return months
 
 
-def months_outside(warehouse: Warehouse, system: str, extras: tuple[str, ...],
-                   covered: MonthRange | None) -> list[Month]:
+def months_outside(
+    warehouse: Warehouse, system: str, extras: tuple[str, ...], covered: MonthRange | None
+) -> list[Month]:
     """The months a system has something of that lie outside its range, oldest first."""
     on_disk = months_on_disk(warehouse, system, extras)
     if covered is None:

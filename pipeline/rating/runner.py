@@ -1,4 +1,5 @@
 """Step a rating system over a range of months, carrying state in memory, and write each month."""
+
 from __future__ import annotations
 
 import time
@@ -8,17 +9,16 @@ from typing import Callable
 
 import pyarrow as pa
 
-from pipeline.rating.checks import CheckOutcome, merge_outcomes
+from pipeline.core.months import Month, month_range
 from pipeline.ingest.fingerprints import cumulative_fingerprints
+from pipeline.rating.carry import Carry, finalize_rankings, note_names, registry_names
+from pipeline.rating.checks import CheckOutcome, merge_outcomes
 from pipeline.rating.inputs import read_registry, read_results, split_by_month
 from pipeline.rating.published import list_fingerprint, list_names, published_list
 from pipeline.rating.ranges import covered_months
-from pipeline.core.months import Month, month_range
-from pipeline.rating.writer import (
-    Carry, PendingMonth, finalize_history, finalize_rankings, note_names, registry_names, write_months,
-)
-from pipeline.warehouse.store import Warehouse
+from pipeline.rating.writer import PendingMonth, finalize_history, write_months
 from pipeline.systems.base import MonthInput, RatingSystem
+from pipeline.warehouse.store import Warehouse
 
 # Bumped whenever the checkpoint layout changes; older checkpoints are then not reused.
 CHECKPOINT_FORMAT = 6
@@ -49,20 +49,34 @@ class RunResult:
 
 
 def _checkpoint_payload(system: RatingSystem, state, carry: Carry, config_key: str, fingerprint: str) -> dict:
-    return {"format": CHECKPOINT_FORMAT, "config": config_key, "fingerprint": fingerprint, "state": system.encode_state(state),
-            "carry": carry.encode()}
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "config": config_key,
+        "fingerprint": fingerprint,
+        "state": system.encode_state(state),
+        "carry": carry.encode(),
+    }
 
 
-def resume_point(warehouse: Warehouse, system: RatingSystem, first: Month, data_first: Month,
-                 config_key: str, chain: dict[Month, str]) -> tuple[Month, object, Carry]:
+def resume_point(
+    warehouse: Warehouse,
+    system: RatingSystem,
+    first: Month,
+    data_first: Month,
+    config_key: str,
+    chain: dict[Month, str],
+) -> tuple[Month, object, Carry]:
     """Where to start for a run that must cover `first`: the latest checkpoint before it whose inputs
     are still the current ones (late data makes later checkpoints stale), else the system's first
     month with data, from the initial state."""
     usable = [m for m in warehouse.checkpoint_months(system.name) if data_first <= m < first]
     for month in reversed(usable):
         payload = warehouse.load_checkpoint(system.name, month)
-        if (payload.get("format") == CHECKPOINT_FORMAT and payload.get("config") == config_key
-                and payload.get("fingerprint") == chain.get(month)):
+        if (
+            payload.get("format") == CHECKPOINT_FORMAT
+            and payload.get("config") == config_key
+            and payload.get("fingerprint") == chain.get(month)
+        ):
             return month.next(), system.decode_state(payload["state"]), Carry.decode(payload["carry"])
     state, carry = starting_point(warehouse, system)
     return data_first, state, carry
@@ -79,15 +93,17 @@ def starting_point(warehouse: Warehouse, system: RatingSystem) -> tuple[object, 
     return system.state_from_list(published), carry
 
 
-def input_chain(warehouse: Warehouse, system: RatingSystem, config_key: str, first: Month,
-                last: Month) -> dict[Month, str]:
+def input_chain(
+    warehouse: Warehouse, system: RatingSystem, config_key: str, first: Month, last: Month
+) -> dict[Month, str]:
     """Each month's cumulative input fingerprint: the system's feed, configuration and list."""
     start_key = f"{config_key}|list:{list_fingerprint(warehouse, system.name)}"
     return cumulative_fingerprints(warehouse, system.feed, start_key, first, last)
 
 
-def first_stale_month(system: RatingSystem, warehouse: Warehouse, config_key: str,
-                      last: Month | None = None) -> Month | None:
+def first_stale_month(
+    system: RatingSystem, warehouse: Warehouse, config_key: str, last: Month | None = None
+) -> Month | None:
     """The earliest month whose outputs are missing or were computed from other inputs; None if current."""
     covered = covered_months(warehouse, system.name, system.feed)
     if covered is None:
@@ -168,7 +184,7 @@ def run_system(
         for index, month in enumerate(months):
             if month not in by_month:
                 # Read a year of rows at a time: memory follows the busiest year, not the whole history.
-                chunk = months[index:index + READ_MONTHS]
+                chunk = months[index : index + READ_MONTHS]
                 rows = read_results(warehouse, system.feed, chunk[0], chunk[-1])
                 by_month = split_by_month(rows, system.feed, chunk)
             results = by_month[month]

@@ -3,6 +3,7 @@
 Shared by the report model, which fills its rows with these strings, and by the renderers, which
 print a few values (a month's name, a chart legend's rating) outside the rows.
 """
+
 from __future__ import annotations
 
 import datetime as dt

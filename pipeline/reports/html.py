@@ -7,6 +7,7 @@ Every piece of data (names, ids, event names) is escaped, and names are isolated
 bidirectional text so a right-to-left or override character cannot reorder the rest of a row.
 The output depends only on the warehouse files: the same files give the same bytes.
 """
+
 from __future__ import annotations
 
 import html
@@ -20,8 +21,7 @@ from pipeline.reports.model import Chart, Report, Section
 from pipeline.warehouse.store import atomic_write_bytes
 
 # Tableau 10: distinct hues that stay apart for the usual colour-vision deficiencies.
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f")
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f")
 
 WIDTH, HEIGHT = 960, 420
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 40, 16, 44
@@ -64,8 +64,13 @@ def _clean(text: str) -> str:
     out = []
     for char in text:
         code = ord(char)
-        if (code < 0x20 and char not in "\t\n") or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF \
-                or 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE:
+        if (
+            (code < 0x20 and char not in "\t\n")
+            or 0x7F <= code <= 0x9F
+            or 0xD800 <= code <= 0xDFFF
+            or 0xFDD0 <= code <= 0xFDEF
+            or (code & 0xFFFE) == 0xFFFE
+        ):
             out.append("\ufffd")
         else:
             out.append(char)
@@ -83,11 +88,11 @@ def esc(value: object) -> str:
 def section_html(section: Section) -> str:
     """A section as an HTML <section>: heading, notes and table, every value escaped."""
     lang = f' lang="{esc(section.lang)}"' if section.lang else ""
-    parts = [f'<section class="{esc(section.key)}" id="{esc(section.key)}"{lang}>',
-             f"<h2>{esc(section.title)}</h2>"]
+    parts = [f'<section class="{esc(section.key)}" id="{esc(section.key)}"{lang}>', f"<h2>{esc(section.title)}</h2>"]
     parts += [f'<p class="meta">{esc(line)}</p>' for line in section.before if line]
-    head = "".join(f'<th class="{"r" if c.align == "right" else "l"}" scope="col">{esc(c.title)}</th>'
-                   for c in section.columns)
+    head = "".join(
+        f'<th class="{"r" if c.align == "right" else "l"}" scope="col">{esc(c.title)}</th>' for c in section.columns
+    )
     parts.append(f'<table class="{esc(section.key)}">')
     parts.append(f"<thead><tr>{head}</tr></thead>")
     parts.append("<tbody>")
@@ -172,8 +177,10 @@ def series_path(points: list[tuple[Month, float]], x, y) -> str:
         if len(run) == 1:
             px, py = run[0]
             r = DOT_RADIUS
-            d.append(f"M{_number(px - r)} {_number(py)} L{_number(px)} {_number(py - r)} "
-                     f"L{_number(px + r)} {_number(py)} L{_number(px)} {_number(py + r)} Z")
+            d.append(
+                f"M{_number(px - r)} {_number(py)} L{_number(px)} {_number(py - r)} "
+                f"L{_number(px + r)} {_number(py)} L{_number(px)} {_number(py + r)} Z"
+            )
         else:
             d.append(" ".join(f"{'M' if i == 0 else 'L'}{_number(px)} {_number(py)}" for i, (px, py) in enumerate(run)))
     return " ".join(d)
@@ -183,8 +190,7 @@ def chart_html(report: Report, chart: Chart) -> str:
     """The SVG figure: one path per player (gaps where a player was not listed) and a legend."""
     series, players, label = chart.series, chart.players, chart.label
     points = [(m, r) for pid, _ in players for m, r in series.get(pid, [])]
-    caption = (f"{label} at each month end up to {report.month}: the top {len(players)} of "
-               f"{report.month}")
+    caption = f"{label} at each month end up to {report.month}: the top {len(players)} of {report.month}"
     if not points:
         return f'<figure class="chart"><figcaption>{esc(caption)}</figcaption><p class="note">No one is listed.</p></figure>'
     first = min(m for m, _ in points)
@@ -210,19 +216,25 @@ def chart_html(report: Report, chart: Chart) -> str:
         """The rating's vertical position, higher ratings nearer the top."""
         return bottom - (value - y_low) / (y_high - y_low) * (bottom - top)
 
-    out = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
-           f'role="img" aria-labelledby="chart-title">',
-           f'<title id="chart-title">{esc(caption)}</title>',
-           '<g class="y-axis">']
+    out = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'role="img" aria-labelledby="chart-title">',
+        f'<title id="chart-title">{esc(caption)}</title>',
+        '<g class="y-axis">',
+    ]
     value = y_low
     while value <= y_high + step / 1000:
         yy = _number(y(value))
-        out.append(f'<line class="grid" x1="{left}" x2="{right}" y1="{yy}" y2="{yy}"/>'
-                   f'<text x="{left - 6}" y="{yy}" text-anchor="end" dominant-baseline="middle">'
-                   f"{esc(_tick_label(value, step))}</text>")
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{right}" y1="{yy}" y2="{yy}"/>'
+            f'<text x="{left - 6}" y="{yy}" text-anchor="end" dominant-baseline="middle">'
+            f"{esc(_tick_label(value, step))}</text>"
+        )
         value += step
-    out.append(f'<text x="14" y="{_number((top + bottom) / 2)}" text-anchor="middle" '
-               f'transform="rotate(-90 14 {_number((top + bottom) / 2)})">{esc(label)}</text>')
+    out.append(
+        f'<text x="14" y="{_number((top + bottom) / 2)}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {_number((top + bottom) / 2)})">{esc(label)}</text>'
+    )
     out.append("</g>")
 
     months = x1 - x0
@@ -235,8 +247,10 @@ def chart_html(report: Report, chart: Chart) -> str:
         month = Month(index // 12, index % 12 + 1)
         xx = _number(x(month))
         text = str(month.year) if month_step >= 12 else str(month)
-        out.append(f'<line class="axis" x1="{xx}" x2="{xx}" y1="{bottom}" y2="{bottom + 5}"/>'
-                   f'<text x="{xx}" y="{bottom + 18}" text-anchor="middle">{esc(text)}</text>')
+        out.append(
+            f'<line class="axis" x1="{xx}" x2="{xx}" y1="{bottom}" y2="{bottom + 5}"/>'
+            f'<text x="{xx}" y="{bottom + 18}" text-anchor="middle">{esc(text)}</text>'
+        )
     out.append("</g>")
 
     out.append('<g class="series">')
@@ -245,15 +259,22 @@ def chart_html(report: Report, chart: Chart) -> str:
         colour = PALETTE[number % len(PALETTE)]
         latest = series[pid][-1][1] if series.get(pid) else None
         shown = rating_text(report.system, latest)
-        out.append(f'<path class="series" data-player="{esc(pid)}" stroke="{colour}" '
-                   f'd="{series_path(series.get(pid, []), x, y)}">'
-                   f"<title>{number + 1}. {esc(name)}: {esc(shown)}</title></path>")
-        legend.append(f'<li data-player="{esc(pid)}"><span class="swatch" style="background:{colour}"></span>'
-                      f"<bdi>{esc(name)}</bdi> {esc(shown)}</li>")
+        out.append(
+            f'<path class="series" data-player="{esc(pid)}" stroke="{colour}" '
+            f'd="{series_path(series.get(pid, []), x, y)}">'
+            f"<title>{number + 1}. {esc(name)}: {esc(shown)}</title></path>"
+        )
+        legend.append(
+            f'<li data-player="{esc(pid)}"><span class="swatch" style="background:{colour}"></span>'
+            f"<bdi>{esc(name)}</bdi> {esc(shown)}</li>"
+        )
     out.append("</g></svg>")
-    return ("<figure class=\"chart\">\n"
-            f"<figcaption>{esc(caption)}</figcaption>\n" + "\n".join(out)
-            + f'\n<ol class="legend">{"".join(legend)}</ol>\n</figure>')
+    return (
+        '<figure class="chart">\n'
+        f"<figcaption>{esc(caption)}</figcaption>\n"
+        + "\n".join(out)
+        + f'\n<ol class="legend">{"".join(legend)}</ol>\n</figure>'
+    )
 
 
 # --- the page -------------------------------------------------------------------------------
@@ -264,26 +285,28 @@ def render_html(report: Report) -> str:
     # The chart first: a full table can run to hundreds of rows.
     chart = [] if report.chart is None else [chart_html(report, report.chart)]
     body = [*chart, *(section_html(s) for s in report.sections)]
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(report.title)}</title>",
-        f"<style>{STYLE}</style>",
-        "</head>",
-        f'<body data-system="{esc(report.system)}" data-month="{esc(report.month)}">',
-        f"<header><h1>{esc(report.heading)}</h1>",
-        f'<p class="meta">{esc(month_name(report.month))}, as of {esc(report.month.last_day.isoformat())}.</p></header>',
-        "<main>",
-        *body,
-        "</main>",
-        "</body>",
-        "</html>",
-        "",
-    ])
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{esc(report.title)}</title>",
+            f"<style>{STYLE}</style>",
+            "</head>",
+            f'<body data-system="{esc(report.system)}" data-month="{esc(report.month)}">',
+            f"<header><h1>{esc(report.heading)}</h1>",
+            f'<p class="meta">{esc(month_name(report.month))}, as of {esc(report.month.last_day.isoformat())}.</p></header>',
+            "<main>",
+            *body,
+            "</main>",
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
 
 
 def write_html(report: Report, path: Path) -> Path:

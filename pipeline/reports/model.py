@@ -12,23 +12,31 @@ Everything is read from the warehouse files (SPEC §4); nothing is recomputed ex
 results a waiting or unrated DiWZ player collected in a game, which the history stores only as
 sums and which are rebuilt from the validated game with the system's own finish-order rules.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from pipeline.settings import ENV_WAREHOUSE_DIR
 from pipeline.core.months import Month
 from pipeline.reports.cells import (
-    clean_text, decimal_text, fraction_text, german_date, half_points, iso, month_name, seed_date, tendency,
+    clean_text,
+    decimal_text,
+    fraction_text,
+    german_date,
+    half_points,
+    iso,
+    month_name,
+    seed_date,
+    tendency,
     whole_text,
 )
+from pipeline.settings import ENV_WAREHOUSE_DIR
 from pipeline.systems.diwz.finish import finish_keys, pairwise_score
 from pipeline.systems.games import games_from_rows, responsible_player
 from pipeline.systems.registry import SYSTEM_NAMES
@@ -76,8 +84,8 @@ class Column:
     """One column's heading and how its cells line up."""
 
     title: str
-    align: str = "left"   # "left" or "right"
-    css: str = ""         # class of the column's cells in HTML
+    align: str = "left"  # "left" or "right"
+    css: str = ""  # class of the column's cells in HTML
 
 
 @dataclass
@@ -93,15 +101,15 @@ class Row:
 class Section:
     """One printed table with its title and the lines around it."""
 
-    key: str                      # "ranking", "awards", "evaluation", "player-history"
+    key: str  # "ranking", "awards", "evaluation", "player-history"
     title: str
     columns: list[Column]
     rows: list[Row]
-    before: list[str] = field(default_factory=list)   # lines between the title and the table
-    after: list[str] = field(default_factory=list)    # lines under the table
-    framed: bool = False          # the DiWZ-Auswertung's "=" frame
-    name_column: int | None = 1   # the column holding player names (isolated as bidi text in HTML)
-    lang: str | None = None       # language of the section when it differs from the page's
+    before: list[str] = field(default_factory=list)  # lines between the title and the table
+    after: list[str] = field(default_factory=list)  # lines under the table
+    framed: bool = False  # the DiWZ-Auswertung's "=" frame
+    name_column: int | None = 1  # the column holding player names (isolated as bidi text in HTML)
+    lang: str | None = None  # language of the section when it differs from the page's
     empty: str = "(no players listed)"
 
 
@@ -109,9 +117,9 @@ class Section:
 class Chart:
     """The month's top players and their month-end ratings over every month up to it."""
 
-    label: str                 # what the rating is called on the axis, e.g. "Eagle points"
-    players: list[tuple[str, str]]   # (player_id, name) of the month's top 10, in rank order
-    series: dict[str, list[tuple[Month, float]]]   # player_id -> (month, rating), oldest first
+    label: str  # what the rating is called on the axis, e.g. "Eagle points"
+    players: list[tuple[str, str]]  # (player_id, name) of the month's top 10, in rank order
+    series: dict[str, list[tuple[Month, float]]]  # player_id -> (month, rating), oldest first
 
 
 @dataclass
@@ -120,10 +128,10 @@ class Report:
 
     system: str
     month: Month
-    title: str                 # the ranking's title, e.g. "Eagle table, December 2020"
-    heading: str               # e.g. "Eagle table"
+    title: str  # the ranking's title, e.g. "Eagle table, December 2020"
+    heading: str  # e.g. "Eagle table"
     sections: list[Section]
-    chart: Chart | None = None   # None when only text is wanted: the chart reads every month's table
+    chart: Chart | None = None  # None when only text is wanted: the chart reads every month's table
 
 
 # --- reading the warehouse ------------------------------------------------------------------
@@ -134,7 +142,7 @@ def read_rows(path, columns: list[str] | None = None) -> list[dict]:
     return read_parquet(path, columns=columns).to_pylist()
 
 
-def read_filtered(paths: Iterable[Path], expression, columns: list[str] | None = None) -> pa.Table | None:
+def read_filtered(paths: Iterable[Any], expression, columns: list[str] | None = None) -> pa.Table | None:
     """Rows of several Parquet files matching an expression (None when there are no files)."""
     found = [p for p in paths if p.exists()]
     if not found:
@@ -142,7 +150,8 @@ def read_filtered(paths: Iterable[Path], expression, columns: list[str] | None =
     if is_local(found[0]):
         return ds.dataset([str(p) for p in found], format="parquet").to_table(columns=columns, filter=expression)
     return ds.dataset([p.path for p in found], format="parquet", filesystem=found[0].fs).to_table(
-        columns=columns, filter=expression)
+        columns=columns, filter=expression
+    )
 
 
 class NameBook:
@@ -171,22 +180,37 @@ class NameBook:
         wanted = pc.field("player_id").isin(sorted(ids))
         found: list[tuple] = []
         if self.feed == "games":
-            table = read_filtered(self.warehouse.validated_files("games"), wanted,
-                                  ["player_id", "player_name", "finished_on", "game_id", "power"])
+            table = read_filtered(
+                self.warehouse.validated_files("games"),
+                wanted,
+                ["player_id", "player_name", "finished_on", "game_id", "power"],
+            )
             if table is not None:
-                found = [(r["finished_on"], r["game_id"], r["power"], r["player_id"], r["player_name"])
-                         for r in table.to_pylist()]
+                found = [
+                    (r["finished_on"], r["game_id"], r["power"], r["player_id"], r["player_name"])
+                    for r in table.to_pylist()
+                ]
         else:
-            table = read_filtered([self.warehouse.validated("event_results")], wanted,
-                                  ["event_id", "player_id", "player_name"])
+            table = read_filtered(
+                [self.warehouse.validated("event_results")], wanted, ["event_id", "player_id", "player_name"]
+            )
             events = self.warehouse.validated("events")
             ends = {}
             if events.exists():
-                ends = {r["event_id"]: (r["end_date"], r["start_date"])
-                        for r in read_rows(events, ["event_id", "end_date", "start_date"])}
+                ends = {
+                    r["event_id"]: (r["end_date"], r["start_date"])
+                    for r in read_rows(events, ["event_id", "end_date", "start_date"])
+                }
             if table is not None:
-                found = [(*ends.get(r["event_id"], (dt.date.min, dt.date.min)), r["event_id"],
-                          r["player_id"], r["player_name"]) for r in table.to_pylist()]
+                found = [
+                    (
+                        *ends.get(r["event_id"], (dt.date.min, dt.date.min)),
+                        r["event_id"],
+                        r["player_id"],
+                        r["player_name"],
+                    )
+                    for r in table.to_pylist()
+                ]
         names: dict[str, str] = {}
         for *_order, player_id, name in sorted(found, key=lambda r: tuple(r[:3])):
             if name:
@@ -223,20 +247,36 @@ def player_name(row: dict) -> str:
 def eagle_ranking(rows: list[dict], month: Month) -> Section:
     """The Eagle table in Dip2000's seven columns."""
     columns = [
-        Column("Ranking", "right"), Column("Name", css="name"), Column("Points", "right"),
-        Column("Date of last finished game"), Column("Games", "right"),
-        Column("Points to defend", "right"), Column("New Eagles", "right"),
+        Column("Ranking", "right"),
+        Column("Name", css="name"),
+        Column("Points", "right"),
+        Column("Date of last finished game"),
+        Column("Games", "right"),
+        Column("Points to defend", "right"),
+        Column("New Eagles", "right"),
     ]
     body = [
-        Row([
-            str(r["rank"]), player_name(r), decimal_text(r["points"]), iso(r["last_game_date"]),
-            "10+" if r["games"] > 10 else str(r["games"]),
-            decimal_text(r["points_to_defend"]), decimal_text(r["new_eagles"]),
-        ], r["player_id"])
+        Row(
+            [
+                str(r["rank"]),
+                player_name(r),
+                decimal_text(r["points"]),
+                iso(r["last_game_date"]),
+                "10+" if r["games"] > 10 else str(r["games"]),
+                decimal_text(r["points_to_defend"]),
+                decimal_text(r["new_eagles"]),
+            ],
+            r["player_id"],
+        )
         for r in rows
     ]
-    return Section("ranking", f"Eagle table, {month_name(month)}", columns, body,
-                   before=[f"Points of each player's last 10 finished games, as of {month.last_day.isoformat()}."])
+    return Section(
+        "ranking",
+        f"Eagle table, {month_name(month)}",
+        columns,
+        body,
+        before=[f"Points of each player's last 10 finished games, as of {month.last_day.isoformat()}."],
+    )
 
 
 def eagle_awards(awards: list[dict], month: Month, names: dict[str, str]) -> Section | None:
@@ -250,88 +290,169 @@ def eagle_awards(awards: list[dict], month: Month, names: dict[str, str]) -> Sec
         title = AWARD_TITLES.get(award["award"], award["award"])
         title += f" {month_name(month)}" if award["award"] == "player_of_the_month" else f" {award['period']}"
         value = award["value"]
-        shown = (f"+{decimal_text(value)}" if award["award"] == "player_of_the_month" and value >= 0
-                 else decimal_text(value))
-        body.append(Row([title, names.get(award["player_id"], award["player_id"]),
-                         shown, AWARD_VALUES.get(award["award"], ""), award.get("game_id") or ""],
-                        award["player_id"]))
+        shown = (
+            f"+{decimal_text(value)}" if award["award"] == "player_of_the_month" and value >= 0 else decimal_text(value)
+        )
+        body.append(
+            Row(
+                [
+                    title,
+                    names.get(award["player_id"], award["player_id"]),
+                    shown,
+                    AWARD_VALUES.get(award["award"], ""),
+                    award.get("game_id") or "",
+                ],
+                award["player_id"],
+            )
+        )
     columns = [Column("Award"), Column("Name", css="name"), Column("Value", "right"), Column("Measure"), Column("Game")]
     return Section("awards", f"Awards, {month_name(month)}", columns, body)
 
 
 def diwz_ranking(rows: list[dict], month: Month) -> Section:
     """The DiWZ-Liste: rank, name, rating with its count of evaluations, last evaluation."""
-    columns = [Column("Rang", "right"), Column("Name", css="name"), Column("DiWZ", "right"),
-               Column("Letzte Auswertung")]
-    body = [Row([str(r["rank"]), player_name(r), r["display"], german_date(r["last_evaluated"])], r["player_id"])
-            for r in rows]
-    return Section("ranking", f"DiWZ-Liste, Stand {german_date(month.last_day)}", columns, body, lang="de",
-                   empty="(niemand gelistet)")
+    columns = [
+        Column("Rang", "right"),
+        Column("Name", css="name"),
+        Column("DiWZ", "right"),
+        Column("Letzte Auswertung"),
+    ]
+    body = [
+        Row([str(r["rank"]), player_name(r), r["display"], german_date(r["last_evaluated"])], r["player_id"])
+        for r in rows
+    ]
+    return Section(
+        "ranking",
+        f"DiWZ-Liste, Stand {german_date(month.last_day)}",
+        columns,
+        body,
+        lang="de",
+        empty="(niemand gelistet)",
+    )
 
 
 def dip_pouch_ranking(rows: list[dict], month: Month) -> Section:
     """The Dip Pouch international ranking with each player's country and national rank."""
-    columns = [Column("Rank", "right"), Column("Name", css="name"), Column("Country"),
-               Column("Rating", "right"), Column("Events", "right"), Column("National rank", "right")]
+    columns = [
+        Column("Rank", "right"),
+        Column("Name", css="name"),
+        Column("Country"),
+        Column("Rating", "right"),
+        Column("Events", "right"),
+        Column("National rank", "right"),
+    ]
     # The country is free text outside the name column, which neither renderer isolates: cleaned here.
-    body = [Row([str(r["rank"]), player_name(r), clean_text(r["country"]), decimal_text(r["rating"]),
-                 str(r["events"]), "" if r["national_rank"] is None else str(r["national_rank"])], r["player_id"])
-            for r in rows]
-    return Section("ranking", f"Dip Pouch Tournament Rating, international ranking, {month_name(month)}",
-                   columns, body, before=[f"As of {month.last_day.isoformat()}; events of tournament value above 0."])
+    body = [
+        Row(
+            [
+                str(r["rank"]),
+                player_name(r),
+                clean_text(r["country"]),
+                decimal_text(r["rating"]),
+                str(r["events"]),
+                "" if r["national_rank"] is None else str(r["national_rank"]),
+            ],
+            r["player_id"],
+        )
+        for r in rows
+    ]
+    return Section(
+        "ranking",
+        f"Dip Pouch Tournament Rating, international ranking, {month_name(month)}",
+        columns,
+        body,
+        before=[f"As of {month.last_day.isoformat()}; events of tournament value above 0."],
+    )
 
 
 def club_ranking(rows: list[dict], month: Month) -> Section:
     """The club rankings: record, P, W%, S, base, legacy and rating."""
-    columns = [Column("Rank", "right"), Column("Name", css="name"), Column("W-L-D", "right"),
-               Column("P", "right"), Column("W%", "right"), Column("S", "right"), Column("Base", "right"),
-               Column("Legacy", "right"), Column("Rating", "right")]
-    body = [Row([str(r["rank"]), player_name(r), f"{r['wins']}-{r['losses']}-{r['draws']}",
-                 fraction_text(r["win_points"]), fraction_text(r["win_pct"]),
-                 fraction_text(r["schedule_strength"]), decimal_text(r["base_rating"]), decimal_text(r["legacy"]),
-                 decimal_text(r["rating"])], r["player_id"])
-            for r in rows]
+    columns = [
+        Column("Rank", "right"),
+        Column("Name", css="name"),
+        Column("W-L-D", "right"),
+        Column("P", "right"),
+        Column("W%", "right"),
+        Column("S", "right"),
+        Column("Base", "right"),
+        Column("Legacy", "right"),
+        Column("Rating", "right"),
+    ]
+    body = [
+        Row(
+            [
+                str(r["rank"]),
+                player_name(r),
+                f"{r['wins']}-{r['losses']}-{r['draws']}",
+                fraction_text(r["win_points"]),
+                fraction_text(r["win_pct"]),
+                fraction_text(r["schedule_strength"]),
+                decimal_text(r["base_rating"]),
+                decimal_text(r["legacy"]),
+                decimal_text(r["rating"]),
+            ],
+            r["player_id"],
+        )
+        for r in rows
+    ]
     note = f"Games of {month.year} up to {month.last_day.isoformat()}; rating = P × (W% + S) / 2 × 100 + legacy."
     return Section("ranking", f"Club rankings {month.year}, {month_name(month)}", columns, body, before=[note])
 
 
-RANKING_SECTIONS = {"eagle": eagle_ranking, "diwz": diwz_ranking, "dip_pouch": dip_pouch_ranking,
-                    "club": club_ranking}
+RANKING_SECTIONS = {"eagle": eagle_ranking, "diwz": diwz_ranking, "dip_pouch": dip_pouch_ranking, "club": club_ranking}
 
 
-def dip_pouch_player_history(warehouse: Warehouse, player_id: str, month: Month, names: NameBook,
-                             listed: dict[str, dict]) -> Section:
+def dip_pouch_player_history(
+    warehouse: Warehouse, player_id: str, month: Month, names: NameBook, listed: dict[str, dict]
+) -> Section:
     """One player's Dip Pouch events up to the month, with the rating each moved."""
     months = [m for m in warehouse.written_months("history", "dip_pouch")]
-    everything = read_filtered((warehouse.history("dip_pouch", m) for m in months),
-                               pc.field("player_id") == player_id)
+    everything = read_filtered((warehouse.history("dip_pouch", m) for m in months), pc.field("player_id") == player_id)
     rows = [] if everything is None else everything.to_pylist()
     if not rows:
         raise ReportError(f"unknown player {player_id!r}: no Dip Pouch history in {warehouse.root}")
     rows.sort(key=lambda r: (r["source_date"], r["source_id"]))
     shown = [r for r in rows if r["source_date"] <= month.last_day]
     if not shown:
-        raise ReportError(f"player {player_id!r} has no Dip Pouch event up to {month} "
-                          f"(the first ends {rows[0]['source_date'].isoformat()})")
+        raise ReportError(
+            f"player {player_id!r} has no Dip Pouch event up to {month} "
+            f"(the first ends {rows[0]['source_date'].isoformat()})"
+        )
     event_names = {}
     events_path = warehouse.validated("events")
     if events_path.exists():
         event_names = {r["event_id"]: r["name"] for r in read_rows(events_path, ["event_id", "name"])}
     name = names.resolve([player_id], {pid: r.get("player_name") for pid, r in listed.items()})[player_id]
-    columns = [Column("Event", css="event"), Column("Date"), Column("Place", "right"),
-               Column("Percentile", "right"), Column("TV", "right"), Column("Rating", "right")]
+    columns = [
+        Column("Event", css="event"),
+        Column("Date"),
+        Column("Place", "right"),
+        Column("Percentile", "right"),
+        Column("TV", "right"),
+        Column("Rating", "right"),
+    ]
 
     def rating_move(r: dict) -> str:
         """The rating before and after the event: 1510.20 → 1523.75."""
         before = decimal_text(r["rating_before"]) or "-"
-        if r["rating_after"] is None:   # an event of value 0 moves nothing
+        if r["rating_after"] is None:  # an event of value 0 moves nothing
             return f"{before} (unchanged)"
         return f"{before} → {decimal_text(r['rating_after'])}"
 
-    body = [Row([event_names.get(r["source_id"]) or r["source_id"], iso(r["source_date"]),
-                 f"{r['placement']}/{r['num_players']}", decimal_text(r["percentile"]),
-                 decimal_text(r["tournament_value"]), rating_move(r)], player_id)
-            for r in shown]
+    body = [
+        Row(
+            [
+                event_names.get(r["source_id"]) or r["source_id"],
+                iso(r["source_date"]),
+                f"{r['placement']}/{r['num_players']}",
+                decimal_text(r["percentile"]),
+                decimal_text(r["tournament_value"]),
+                rating_move(r),
+            ],
+            player_id,
+        )
+        for r in shown
+    ]
     standing = listed.get(player_id)
     as_of = month.last_day.isoformat()
     if standing is None:
@@ -339,8 +460,14 @@ def dip_pouch_player_history(warehouse: Warehouse, player_id: str, month: Month,
     else:
         national = f", {standing['country']} #{standing['national_rank']}" if standing.get("country") else ""
         summary = f"Rank {standing['rank']}, rating {decimal_text(standing['rating'])}{national} as of {as_of}."
-    return Section("player-history", f"Dip Pouch history of {name} ({player_id})", columns, body,
-                   before=[summary], name_column=None)
+    return Section(
+        "player-history",
+        f"Dip Pouch history of {name} ({player_id})",
+        columns,
+        body,
+        before=[summary],
+        name_column=None,
+    )
 
 
 # --- the DiWZ-Auswertung of one game --------------------------------------------------------
@@ -356,7 +483,8 @@ def game_results(warehouse: Warehouse, game_id: str, history: list[dict]) -> dic
     rows = sorted(table.to_pylist(), key=lambda r: r["power"])
     for row in rows:
         row["responsible_player_id"] = responsible_player(
-            row["player_id"], row.get("original_player_id"), bool(row.get("replacement_denies")))
+            row["player_id"], row.get("original_player_id"), bool(row.get("replacement_denies"))
+        )
     games = games_from_rows(pa.Table.from_pylist(rows))
     if len(games) != 1:
         return None
@@ -368,9 +496,12 @@ def game_results(warehouse: Warehouse, game_id: str, history: list[dict]) -> dic
     keys = finish_keys(game)
     results = {}
     for i, pid in enumerate(players):
-        results[pid] = [(pairwise_score(keys[i], keys[j]), int(before[other]))
-                        for j, other in enumerate(players) if j != i and before[other] is not None]
-    for r in history:   # the rebuilt results must add up to what the system recorded
+        results[pid] = [
+            (pairwise_score(keys[i], keys[j]), int(before[other]))
+            for j, other in enumerate(players)
+            if j != i and before[other] is not None
+        ]
+    for r in history:  # the rebuilt results must add up to what the system recorded
         own = results[r["player_id"]]
         if r["rating_after"] is None and (len(own) != r["opponents"] or sum(s for s, _ in own) != r["score"]):
             return None
@@ -398,8 +529,11 @@ def diwz_history_of_game(warehouse: Warehouse, game_id: str) -> list[dict]:
     history = [] if table is None else table.to_pylist()
     if not history:
         known = games is not None and games.num_rows > 0
-        hint = (" (the game is valid but its month has no DiWZ history: run diwz over it)" if known
-                else " (no such game in the validated games)")
+        hint = (
+            " (the game is valid but its month has no DiWZ history: run diwz over it)"
+            if known
+            else " (no such game in the validated games)"
+        )
         raise ReportError(f"unknown game {game_id!r}: no DiWZ evaluation{hint}")
     return history
 
@@ -409,8 +543,11 @@ def diwz_evaluation(warehouse: Warehouse, game_id: str, names: NameBook) -> Sect
     history = diwz_history_of_game(warehouse, game_id)
     day = history[0]["source_date"]
     rankings_path = warehouse.rankings("diwz", Month.of(day))
-    listed = {r["player_id"]: r["player_name"] for r in read_rows(rankings_path, ["player_id", "player_name"])} \
-        if rankings_path.exists() else {}
+    listed = (
+        {r["player_id"]: r["player_name"] for r in read_rows(rankings_path, ["player_id", "player_name"])}
+        if rankings_path.exists()
+        else {}
+    )
     who = names.resolve([r["player_id"] for r in history], listed)
     collected = game_results(warehouse, game_id, history)
     body: list[Row] = []
@@ -422,24 +559,51 @@ def diwz_evaluation(warehouse: Warehouse, game_id: str, names: NameBook) -> Sect
             old = "-" if before is None else f"{int(before)}-{count - 1}"
             pooled_any = pooled_any or r["pooled"]
             points = f"{half_points(r['score']):<3}/{r['opponents']}" + ("*" if r["pooled"] else "")
-            body.append(Row([
-                name, old, points, whole_text(r["niveau"]), decimal_text(r["expected"]),
-                whole_text(r["performance"]), f"{int(after)}-{count}",
-                "" if before is None else tendency(after - before),
-            ], r["player_id"], "pooled" if r["pooled"] else "evaluated"))
+            body.append(
+                Row(
+                    [
+                        name,
+                        old,
+                        points,
+                        whole_text(r["niveau"]),
+                        decimal_text(r["expected"]),
+                        whole_text(r["performance"]),
+                        f"{int(after)}-{count}",
+                        "" if before is None else tendency(after - before),
+                    ],
+                    r["player_id"],
+                    "pooled" if r["pooled"] else "evaluated",
+                )
+            )
         else:
             old = "-" if before is None else f"{int(before)}-{count}"
             if collected is not None:
                 waiting = result_list(collected[r["player_id"]])
-            else:   # the game rows are gone: the sums the history keeps
+            else:  # the game rows are gone: the sums the history keeps
                 niveau = "" if r["niveau"] is None else f", Niv {whole_text(r['niveau'])}"
                 waiting = f"{half_points(r['score'])} /{r['opponents']}{niveau}"
             body.append(Row([name, old, waiting], r["player_id"], "waiting" if before is not None else "unrated"))
-    columns = [Column("Name, Vorname", css="name"), Column("DiWZalt"), Column("Pkt/Rd"), Column("Niv", "right"),
-               Column("We", "right"), Column("TE", "right"), Column("DiWZneu"), Column("TD", "right")]
+    columns = [
+        Column("Name, Vorname", css="name"),
+        Column("DiWZalt"),
+        Column("Pkt/Rd"),
+        Column("Niv", "right"),
+        Column("We", "right"),
+        Column("TE", "right"),
+        Column("DiWZneu"),
+        Column("TD", "right"),
+    ]
     after_lines = ([DIWZ_POOLED_NOTE] if pooled_any else []) + ["", f"Ende: {seed_date(day)}", ""]
-    return Section("evaluation", f"DiWZ-Auswertung '{game_id}'", columns, body, after=after_lines,
-                   framed=True, name_column=0, lang="de")
+    return Section(
+        "evaluation",
+        f"DiWZ-Auswertung '{game_id}'",
+        columns,
+        body,
+        after=after_lines,
+        framed=True,
+        name_column=0,
+        lang="de",
+    )
 
 
 # --- building a report ----------------------------------------------------------------------
@@ -468,9 +632,16 @@ def _month_of(value) -> Month | None:
         raise ReportError(f"not a month: {value!r} (expected YYYY-MM)") from None
 
 
-def build_report(warehouse: Warehouse, system: str, month: Month | str | None = None, *,
-                 player: str | None = None, game: str | None = None, top: int | None = None,
-                 with_chart: bool = True) -> Report:
+def build_report(
+    warehouse: Warehouse,
+    system: str,
+    month: Month | str | None = None,
+    *,
+    player: str | None = None,
+    game: str | None = None,
+    top: int | None = None,
+    with_chart: bool = True,
+) -> Report:
     """Every section of a system's month, and its chart, from the warehouse; ReportError for a bad request."""
     if system not in SYSTEM_NAMES:
         raise ReportError(f"unknown system {system!r}; choose from {', '.join(SYSTEM_NAMES)}")
@@ -481,8 +652,9 @@ def build_report(warehouse: Warehouse, system: str, month: Month | str | None = 
     if top is not None and top < 1:
         raise ReportError(f"--top must be at least 1, not {top}")
     if not warehouse.root.is_dir():
-        raise ReportError(f"no warehouse at {warehouse.root} (run `diprank run` first, or set --warehouse "
-                          f"or ${ENV_WAREHOUSE_DIR})")
+        raise ReportError(
+            f"no warehouse at {warehouse.root} (run `diprank run` first, or set --warehouse or ${ENV_WAREHOUSE_DIR})"
+        )
     months = warehouse.written_months("rankings", system)
     if not months:
         raise ReportError(f"no {system} snapshots in {warehouse.root} (run `diprank run` first)")
@@ -503,8 +675,7 @@ def build_report(warehouse: Warehouse, system: str, month: Month | str | None = 
         if section:
             sections.append(section)
     if player is not None:
-        sections.append(dip_pouch_player_history(warehouse, player, month, names,
-                                                 {r["player_id"]: r for r in rows}))
+        sections.append(dip_pouch_player_history(warehouse, player, month, names, {r["player_id"]: r for r in rows}))
     if game is not None:
         sections.append(diwz_evaluation(warehouse, game, names))
     chart = top_players_chart(warehouse, system, [m for m in months if m <= month], rows) if with_chart else None
@@ -518,14 +689,18 @@ def top_players_chart(warehouse: Warehouse, system: str, months: list[Month], ro
     return Chart(RATING_LABELS[system], players, series)
 
 
-def rating_series(warehouse: Warehouse, system: str, months: Iterable[Month],
-                  ids: list[str]) -> dict[str, list[tuple[Month, float]]]:
+def rating_series(
+    warehouse: Warehouse, system: str, months: Iterable[Month], ids: list[str]
+) -> dict[str, list[tuple[Month, float]]]:
     """Month-end ratings of the given players in the given months' tables, oldest first."""
     series: dict[str, list[tuple[Month, float]]] = {pid: [] for pid in ids}
     if not ids:
         return series
-    table = read_filtered((warehouse.rankings(system, m) for m in months),
-                          pc.field("player_id").isin(ids), ["as_of", "player_id", "rating"])
+    table = read_filtered(
+        (warehouse.rankings(system, m) for m in months),
+        pc.field("player_id").isin(ids),
+        ["as_of", "player_id", "rating"],
+    )
     if table is None:
         return series
     for row in sorted(table.to_pylist(), key=lambda r: r["as_of"]):

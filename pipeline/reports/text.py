@@ -1,6 +1,7 @@
 """A report (pipeline.reports.model) as fixed-width text: each section a titled table whose columns
 line up in a terminal, wide East Asian names included, and the DiWZ-Auswertung in its "=" frame.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -8,7 +9,7 @@ import unicodedata
 from pipeline.reports.cells import clean_text
 from pipeline.reports.model import Report, Section
 
-DIWZ_RULE_WIDTH = 67   # the seed's rules are 67 characters wide
+DIWZ_RULE_WIDTH = 67  # the seed's rules are 67 characters wide
 
 
 def display_width(text: str) -> int:
@@ -50,7 +51,7 @@ def section_lines(section: Section) -> list[str]:
         parts = []
         for i, value in enumerate(values):
             if i == len(values) - 1 and (len(values) < len(columns) or columns[i].align == "left"):
-                parts.append(value)   # nothing follows: no padding (a short row's last cell spans)
+                parts.append(value)  # nothing follows: no padding (a short row's last cell spans)
             else:
                 parts.append(padded(value, widths[i], columns[i].align))
         return "  ".join(parts).rstrip()

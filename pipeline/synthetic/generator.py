@@ -16,6 +16,7 @@ leave for 2 to 8 years and return; face-to-face events of 10 to 80 players with 
 one- and multi-round, world and continental championships, results lists that sometimes cover
 only the top of the field; and a players registry with countries and Unicode names.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -90,118 +91,319 @@ DENY_RATE = 0.3  # per replacement
 
 # country: (share of players, continent, first names, last names, cities that host events)
 COUNTRIES: dict[str, tuple[float, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
-    "USA": (0.20, "North America",
-            ("James", "Michael", "David", "Jennifer", "Sarah", "Robert", "Emily", "Daniel", "Laura", "Kevin", "Andrew", "Megan",
-             "Christopher", "Rachel", "Brandon", "Ashley", "Tyler", "Nicole", "Gregory", "Heather"),
-            ("Smith", "Johnson", "Carter", "Walker", "Hughes", "Bennett", "Foster", "Reyes", "Nguyen", "Sullivan", "Price", "Coleman",
-             "Delgado", "Fitzgerald", "Brennan", "Kowalski", "Lindgren", "Okafor", "Harper", "Castillo"),
-            ("Chapel Hill", "Chicago", "Baltimore", "San Diego", "Seattle", "Boston")),
-    "United Kingdom": (0.11, "Europe",
-                       ("Oliver", "Harry", "Charlotte", "Amelia", "George", "Thomas", "Sophie", "William", "Eleanor", "Jack",
-                        "Imogen", "Rhys", "Fiona", "Alistair"),
-                       ("Thompson", "Clarke", "Wright", "Edwards", "Harrison", "Whitfield", "Pembroke", "Ashworth", "Fairbairn", "Hollis",
-                        "Llewellyn", "MacLeod", "Pritchard", "Oakley"),
-                       ("Birmingham", "London", "Manchester", "Cambridge")),
-    "France": (0.09, "Europe",
-               ("Benoît", "Élodie", "François", "Hélène", "Jérôme", "Cécile", "Grégoire", "Anaïs", "Loïc", "Noël", "Thérèse", "Raphaël"),
-               ("Lefèvre", "Dupré", "Gérard", "Bérenger", "Moreau", "Rousseau", "Lemaître", "Faure", "Chevalier", "Mercier", "Renaud", "Crémieux"),
-               ("Paris", "Besançon", "Lyon", "Nantes")),
-    "Germany": (0.08, "Europe",
-                ("Jürgen", "Jörg", "Björn", "Günter", "Käthe", "Sören", "Uwe", "Anja", "Lukas", "Henrike", "Matthias", "Mareike"),
-                ("Müller", "Schröder", "Köhler", "Weiß", "Groß", "Brückner", "Hoffmann", "Krüger", "Schäfer", "Bäcker", "Vogel", "Lößner"),
-                ("Köln", "München", "Hamburg", "Düsseldorf")),
-    "Belgium": (0.03, "Europe",
-                ("Wouter", "Gilles", "Ann-Sophie", "Pieter", "Maëlle", "Joris", "Benoît", "Lien"),
-                ("Peeters", "Janssens", "Maes", "Delvaux", "Van den Broeck", "Dubois", "Lambrechts", "Verhaegen"),
-                ("Namur", "Liège", "Leuven", "Gent")),
-    "Netherlands": (0.04, "Europe",
-                    ("Sjoerd", "Maarten", "Anouk", "Joost", "Floor", "Daan", "Lieke", "Bram"),
-                    ("de Vries", "van Dijk", "Bakker", "Visser", "Smit", "Meijer", "de Jong", "Hoekstra"),
-                    ("Utrecht", "Amsterdam")),
-    "Sweden": (0.04, "Europe",
-               ("Björn", "Åsa", "Göran", "Linnéa", "Måns", "Ingrid", "Per", "Sofia"),
-               ("Åström", "Lindqvist", "Söderberg", "Bergström", "Ekström", "Nyström", "Hägglund", "Sjögren"),
-               ("Göteborg", "Malmö", "Uppsala", "Stockholm")),
-    "Norway": (0.03, "Europe",
-               ("Øystein", "Håkon", "Ingrid", "Sigrid", "Ståle", "Bjørn", "Kari", "Eirik"),
-               ("Øhrn", "Haugen", "Lærum", "Kjøl", "Bråten", "Sæther", "Dahl", "Nygård"),
-               ("Oslo", "Tromsø", "Bergen")),
-    "Denmark": (0.02, "Europe",
-                ("Søren", "Mette", "Jens", "Birgitte", "Anders", "Freja", "Rasmus", "Sørine"),
-                ("Jørgensen", "Sørensen", "Kjær", "Mølgaard", "Nørgaard", "Østergaard", "Holm", "Lauridsen"),
-                ("København", "Aarhus")),
-    "Finland": (0.02, "Europe",
-                ("Jyrki", "Päivi", "Mikko", "Eeva", "Jaakko", "Sanna", "Tuomas", "Riikka"),
-                ("Mäkinen", "Järvinen", "Hämäläinen", "Virtanen", "Korhonen", "Lähteenmäki", "Nieminen", "Räsänen"),
-                ("Helsinki", "Jyväskylä")),
-    "Poland": (0.04, "Europe",
-               ("Łukasz", "Małgorzata", "Paweł", "Agnieszka", "Wojciech", "Zuzanna", "Michał", "Katarzyna"),
-               ("Wiśniewski", "Wójcik", "Kowalczyk", "Dąbrowski", "Zieliński", "Szymański", "Kozłowski", "Jabłoński"),
-               ("Kraków", "Warszawa", "Wrocław")),
-    "Czech Republic": (0.02, "Europe",
-                       ("Jiří", "Tomáš", "Lucie", "Petr", "Kateřina", "Ondřej", "Zdeněk", "Markéta"),
-                       ("Dvořák", "Novák", "Černý", "Procházka", "Kučera", "Veselý", "Horák", "Růžička"),
-                       ("Praha", "Brno")),
-    "Italy": (0.04, "Europe",
-              ("Niccolò", "Giulia", "Matteo", "Francesca", "Lorenzo", "Chiara", "Andrea", "Federico"),
-              ("Rossi", "Bianchi", "Ferrari", "Esposito", "Colombo", "Ricci", "Marino", "Galli"),
-              ("Roma", "Milano", "Bologna")),
-    "Spain": (0.03, "Europe",
-              ("José", "María", "Íñigo", "Lucía", "Álvaro", "Begoña", "Sergio", "Nuria"),
-              ("García", "Martínez", "Sánchez", "López", "Gómez", "Muñoz", "Jiménez", "Peña"),
-              ("Madrid", "Málaga", "Barcelona")),
-    "Portugal": (0.02, "Europe",
-                 ("João", "Inês", "Gonçalo", "Leonor", "Tomás", "Mariana", "Rui", "Conceição"),
-                 ("Gonçalves", "Simões", "Magalhães", "Araújo", "Brandão", "Guimarães", "Lourenço", "Fernandes"),
-                 ("Lisboa", "Porto")),
-    "Austria": (0.02, "Europe",
-                ("Lukas", "Veronika", "Florian", "Theresa", "Maximilian", "Johanna"),
-                ("Gruber", "Huber", "Pöltl", "Wagner", "Pichler", "Bauer", "Steiner"),
-                ("Wien", "Graz")),
-    "Switzerland": (0.01, "Europe",
-                    ("Urs", "Reto", "Seraina", "Beat", "Mélanie", "Luca"),
-                    ("Meier", "Zürcher", "Brunner", "Käser", "Favre", "Bühler"),
-                    ("Zürich", "Genève")),
-    "Australia": (0.05, "Asia-Pacific",
-                  ("Liam", "Chloe", "Jack", "Olivia", "Lachlan", "Isla"),
-                  ("Wilson", "Taylor", "Anderson", "Mitchell", "O'Connor", "Murray"),
-                  ("Canberra", "Melbourne", "Sydney")),
-    "New Zealand": (0.01, "Asia-Pacific",
-                    ("Aroha", "Nikau", "Ethan", "Mere", "Hemi", "Ruby"),
-                    ("Ngata", "Parata", "Campbell", "Te Rangi", "Walker", "Tāwhiri"),
-                    ("Wellington", "Auckland")),
-    "Canada": (0.04, "North America",
-               ("Étienne", "Mathieu", "Geneviève", "Connor", "Maude", "Ryan"),
-               ("Tremblay", "Gagnon", "Côté", "Bouchard", "Roy", "MacDonald"),
-               ("Toronto", "Montréal", "Ottawa")),
-    "Brazil": (0.03, "South America",
-               ("João", "Luíza", "Thiago", "Fernanda", "Caio", "Letícia"),
-               ("Silva", "Souza", "Conceição", "Araújo", "Gonçalves", "Magalhães"),
-               ("São Paulo", "Curitiba")),
-    "Ireland": (0.02, "Europe",
-                ("Seán", "Siobhán", "Ciarán", "Aoife", "Pádraig", "Niamh"),
-                ("Ó Briain", "Murphy", "Kelly", "Byrne", "Walsh", "Ní Bhriain"),
-                ("Dublin",)),
-    "Iceland": (0.005, "Europe",
-                ("Sigurður", "Guðrún", "Þórir", "Ásdís", "Einar", "Hildur"),
-                ("Ólafsson", "Þórsdóttir", "Jónsson", "Guðmundsdóttir", "Sigurðsson", "Árnason"),
-                ("Reykjavík",)),
-    "Turkey": (0.01, "Europe",
-               ("Çağlar", "Şule", "Emre", "Gülşen", "Oğuz", "Ayşe"),
-               ("Şahin", "Yılmaz", "Öztürk", "Çelik", "Doğan", "Kılıç"),
-               ("İstanbul",)),
-    "Greece": (0.01, "Europe",
-               ("Γιώργος", "Ελένη", "Νίκος", "Δήμητρα", "Kostas", "Maria"),
-               ("Παπαδόπουλος", "Γεωργίου", "Βλάχος", "Karagiannis", "Oikonomou", "Nikolaidis"),
-               ("Αθήνα",)),
-    "Hungary": (0.01, "Europe",
-                ("Ádám", "Zsófia", "Gábor", "Réka", "Bálint", "Enikő"),
-                ("Kovács", "Szabó", "Tóth", "Horváth", "Nagy", "Fülöp"),
-                ("Budapest",)),
-    "Japan": (0.01, "Asia-Pacific",
-              ("Haruto", "Yui", "Sōta", "Aoi", "Ren", "Yūki"),
-              ("Satō", "Suzuki", "Takahashi", "Itō", "Watanabe", "Yamamoto"),
-              ("Tōkyō", "Ōsaka")),
+    "USA": (
+        0.20,
+        "North America",
+        (
+            "James",
+            "Michael",
+            "David",
+            "Jennifer",
+            "Sarah",
+            "Robert",
+            "Emily",
+            "Daniel",
+            "Laura",
+            "Kevin",
+            "Andrew",
+            "Megan",
+            "Christopher",
+            "Rachel",
+            "Brandon",
+            "Ashley",
+            "Tyler",
+            "Nicole",
+            "Gregory",
+            "Heather",
+        ),
+        (
+            "Smith",
+            "Johnson",
+            "Carter",
+            "Walker",
+            "Hughes",
+            "Bennett",
+            "Foster",
+            "Reyes",
+            "Nguyen",
+            "Sullivan",
+            "Price",
+            "Coleman",
+            "Delgado",
+            "Fitzgerald",
+            "Brennan",
+            "Kowalski",
+            "Lindgren",
+            "Okafor",
+            "Harper",
+            "Castillo",
+        ),
+        ("Chapel Hill", "Chicago", "Baltimore", "San Diego", "Seattle", "Boston"),
+    ),
+    "United Kingdom": (
+        0.11,
+        "Europe",
+        (
+            "Oliver",
+            "Harry",
+            "Charlotte",
+            "Amelia",
+            "George",
+            "Thomas",
+            "Sophie",
+            "William",
+            "Eleanor",
+            "Jack",
+            "Imogen",
+            "Rhys",
+            "Fiona",
+            "Alistair",
+        ),
+        (
+            "Thompson",
+            "Clarke",
+            "Wright",
+            "Edwards",
+            "Harrison",
+            "Whitfield",
+            "Pembroke",
+            "Ashworth",
+            "Fairbairn",
+            "Hollis",
+            "Llewellyn",
+            "MacLeod",
+            "Pritchard",
+            "Oakley",
+        ),
+        ("Birmingham", "London", "Manchester", "Cambridge"),
+    ),
+    "France": (
+        0.09,
+        "Europe",
+        (
+            "Benoît",
+            "Élodie",
+            "François",
+            "Hélène",
+            "Jérôme",
+            "Cécile",
+            "Grégoire",
+            "Anaïs",
+            "Loïc",
+            "Noël",
+            "Thérèse",
+            "Raphaël",
+        ),
+        (
+            "Lefèvre",
+            "Dupré",
+            "Gérard",
+            "Bérenger",
+            "Moreau",
+            "Rousseau",
+            "Lemaître",
+            "Faure",
+            "Chevalier",
+            "Mercier",
+            "Renaud",
+            "Crémieux",
+        ),
+        ("Paris", "Besançon", "Lyon", "Nantes"),
+    ),
+    "Germany": (
+        0.08,
+        "Europe",
+        (
+            "Jürgen",
+            "Jörg",
+            "Björn",
+            "Günter",
+            "Käthe",
+            "Sören",
+            "Uwe",
+            "Anja",
+            "Lukas",
+            "Henrike",
+            "Matthias",
+            "Mareike",
+        ),
+        (
+            "Müller",
+            "Schröder",
+            "Köhler",
+            "Weiß",
+            "Groß",
+            "Brückner",
+            "Hoffmann",
+            "Krüger",
+            "Schäfer",
+            "Bäcker",
+            "Vogel",
+            "Lößner",
+        ),
+        ("Köln", "München", "Hamburg", "Düsseldorf"),
+    ),
+    "Belgium": (
+        0.03,
+        "Europe",
+        ("Wouter", "Gilles", "Ann-Sophie", "Pieter", "Maëlle", "Joris", "Benoît", "Lien"),
+        ("Peeters", "Janssens", "Maes", "Delvaux", "Van den Broeck", "Dubois", "Lambrechts", "Verhaegen"),
+        ("Namur", "Liège", "Leuven", "Gent"),
+    ),
+    "Netherlands": (
+        0.04,
+        "Europe",
+        ("Sjoerd", "Maarten", "Anouk", "Joost", "Floor", "Daan", "Lieke", "Bram"),
+        ("de Vries", "van Dijk", "Bakker", "Visser", "Smit", "Meijer", "de Jong", "Hoekstra"),
+        ("Utrecht", "Amsterdam"),
+    ),
+    "Sweden": (
+        0.04,
+        "Europe",
+        ("Björn", "Åsa", "Göran", "Linnéa", "Måns", "Ingrid", "Per", "Sofia"),
+        ("Åström", "Lindqvist", "Söderberg", "Bergström", "Ekström", "Nyström", "Hägglund", "Sjögren"),
+        ("Göteborg", "Malmö", "Uppsala", "Stockholm"),
+    ),
+    "Norway": (
+        0.03,
+        "Europe",
+        ("Øystein", "Håkon", "Ingrid", "Sigrid", "Ståle", "Bjørn", "Kari", "Eirik"),
+        ("Øhrn", "Haugen", "Lærum", "Kjøl", "Bråten", "Sæther", "Dahl", "Nygård"),
+        ("Oslo", "Tromsø", "Bergen"),
+    ),
+    "Denmark": (
+        0.02,
+        "Europe",
+        ("Søren", "Mette", "Jens", "Birgitte", "Anders", "Freja", "Rasmus", "Sørine"),
+        ("Jørgensen", "Sørensen", "Kjær", "Mølgaard", "Nørgaard", "Østergaard", "Holm", "Lauridsen"),
+        ("København", "Aarhus"),
+    ),
+    "Finland": (
+        0.02,
+        "Europe",
+        ("Jyrki", "Päivi", "Mikko", "Eeva", "Jaakko", "Sanna", "Tuomas", "Riikka"),
+        ("Mäkinen", "Järvinen", "Hämäläinen", "Virtanen", "Korhonen", "Lähteenmäki", "Nieminen", "Räsänen"),
+        ("Helsinki", "Jyväskylä"),
+    ),
+    "Poland": (
+        0.04,
+        "Europe",
+        ("Łukasz", "Małgorzata", "Paweł", "Agnieszka", "Wojciech", "Zuzanna", "Michał", "Katarzyna"),
+        ("Wiśniewski", "Wójcik", "Kowalczyk", "Dąbrowski", "Zieliński", "Szymański", "Kozłowski", "Jabłoński"),
+        ("Kraków", "Warszawa", "Wrocław"),
+    ),
+    "Czech Republic": (
+        0.02,
+        "Europe",
+        ("Jiří", "Tomáš", "Lucie", "Petr", "Kateřina", "Ondřej", "Zdeněk", "Markéta"),
+        ("Dvořák", "Novák", "Černý", "Procházka", "Kučera", "Veselý", "Horák", "Růžička"),
+        ("Praha", "Brno"),
+    ),
+    "Italy": (
+        0.04,
+        "Europe",
+        ("Niccolò", "Giulia", "Matteo", "Francesca", "Lorenzo", "Chiara", "Andrea", "Federico"),
+        ("Rossi", "Bianchi", "Ferrari", "Esposito", "Colombo", "Ricci", "Marino", "Galli"),
+        ("Roma", "Milano", "Bologna"),
+    ),
+    "Spain": (
+        0.03,
+        "Europe",
+        ("José", "María", "Íñigo", "Lucía", "Álvaro", "Begoña", "Sergio", "Nuria"),
+        ("García", "Martínez", "Sánchez", "López", "Gómez", "Muñoz", "Jiménez", "Peña"),
+        ("Madrid", "Málaga", "Barcelona"),
+    ),
+    "Portugal": (
+        0.02,
+        "Europe",
+        ("João", "Inês", "Gonçalo", "Leonor", "Tomás", "Mariana", "Rui", "Conceição"),
+        ("Gonçalves", "Simões", "Magalhães", "Araújo", "Brandão", "Guimarães", "Lourenço", "Fernandes"),
+        ("Lisboa", "Porto"),
+    ),
+    "Austria": (
+        0.02,
+        "Europe",
+        ("Lukas", "Veronika", "Florian", "Theresa", "Maximilian", "Johanna"),
+        ("Gruber", "Huber", "Pöltl", "Wagner", "Pichler", "Bauer", "Steiner"),
+        ("Wien", "Graz"),
+    ),
+    "Switzerland": (
+        0.01,
+        "Europe",
+        ("Urs", "Reto", "Seraina", "Beat", "Mélanie", "Luca"),
+        ("Meier", "Zürcher", "Brunner", "Käser", "Favre", "Bühler"),
+        ("Zürich", "Genève"),
+    ),
+    "Australia": (
+        0.05,
+        "Asia-Pacific",
+        ("Liam", "Chloe", "Jack", "Olivia", "Lachlan", "Isla"),
+        ("Wilson", "Taylor", "Anderson", "Mitchell", "O'Connor", "Murray"),
+        ("Canberra", "Melbourne", "Sydney"),
+    ),
+    "New Zealand": (
+        0.01,
+        "Asia-Pacific",
+        ("Aroha", "Nikau", "Ethan", "Mere", "Hemi", "Ruby"),
+        ("Ngata", "Parata", "Campbell", "Te Rangi", "Walker", "Tāwhiri"),
+        ("Wellington", "Auckland"),
+    ),
+    "Canada": (
+        0.04,
+        "North America",
+        ("Étienne", "Mathieu", "Geneviève", "Connor", "Maude", "Ryan"),
+        ("Tremblay", "Gagnon", "Côté", "Bouchard", "Roy", "MacDonald"),
+        ("Toronto", "Montréal", "Ottawa"),
+    ),
+    "Brazil": (
+        0.03,
+        "South America",
+        ("João", "Luíza", "Thiago", "Fernanda", "Caio", "Letícia"),
+        ("Silva", "Souza", "Conceição", "Araújo", "Gonçalves", "Magalhães"),
+        ("São Paulo", "Curitiba"),
+    ),
+    "Ireland": (
+        0.02,
+        "Europe",
+        ("Seán", "Siobhán", "Ciarán", "Aoife", "Pádraig", "Niamh"),
+        ("Ó Briain", "Murphy", "Kelly", "Byrne", "Walsh", "Ní Bhriain"),
+        ("Dublin",),
+    ),
+    "Iceland": (
+        0.005,
+        "Europe",
+        ("Sigurður", "Guðrún", "Þórir", "Ásdís", "Einar", "Hildur"),
+        ("Ólafsson", "Þórsdóttir", "Jónsson", "Guðmundsdóttir", "Sigurðsson", "Árnason"),
+        ("Reykjavík",),
+    ),
+    "Turkey": (
+        0.01,
+        "Europe",
+        ("Çağlar", "Şule", "Emre", "Gülşen", "Oğuz", "Ayşe"),
+        ("Şahin", "Yılmaz", "Öztürk", "Çelik", "Doğan", "Kılıç"),
+        ("İstanbul",),
+    ),
+    "Greece": (
+        0.01,
+        "Europe",
+        ("Γιώργος", "Ελένη", "Νίκος", "Δήμητρα", "Kostas", "Maria"),
+        ("Παπαδόπουλος", "Γεωργίου", "Βλάχος", "Karagiannis", "Oikonomou", "Nikolaidis"),
+        ("Αθήνα",),
+    ),
+    "Hungary": (
+        0.01,
+        "Europe",
+        ("Ádám", "Zsófia", "Gábor", "Réka", "Bálint", "Enikő"),
+        ("Kovács", "Szabó", "Tóth", "Horváth", "Nagy", "Fülöp"),
+        ("Budapest",),
+    ),
+    "Japan": (
+        0.01,
+        "Asia-Pacific",
+        ("Haruto", "Yui", "Sōta", "Aoi", "Ren", "Yūki"),
+        ("Satō", "Suzuki", "Takahashi", "Itō", "Watanabe", "Yamamoto"),
+        ("Tōkyō", "Ōsaka"),
+    ),
 }
 COUNTRY_NAMES = tuple(COUNTRIES)
 _FIRST = [name for c in COUNTRY_NAMES for name in COUNTRIES[c][2]]
@@ -227,7 +429,9 @@ def _years_of(days: np.ndarray) -> np.ndarray:
     return days.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
 
 
-def random_names(gen: np.random.Generator, n: int, country_codes: np.ndarray | None = None) -> tuple[pa.Array, np.ndarray]:
+def random_names(
+    gen: np.random.Generator, n: int, country_codes: np.ndarray | None = None
+) -> tuple[pa.Array, np.ndarray]:
     """n "First Last" names, each from its country's lists; returns (names, country codes)."""
     if country_codes is None:
         country_codes = gen.choice(len(COUNTRY_NAMES), size=n, p=_COUNTRY_SHARE)
@@ -247,7 +451,11 @@ def _ids(prefix: str, start: int, count: int, width: int) -> pa.Array:
     """prefix + zero-padded numbers start .. start+count-1, as strings."""
     numbers = pc.cast(pa.array(np.arange(start, start + count, dtype=np.int64)), pa.string())
     padded = pc.utf8_lpad(numbers, width=width, padding="0")
-    return pc.binary_join_element_wise(pa.array([prefix] * count, pa.string()), padded, "") if count else pa.array([], pa.string())
+    return (
+        pc.binary_join_element_wise(pa.array([prefix] * count, pa.string()), padded, "")
+        if count
+        else pa.array([], pa.string())
+    )
 
 
 def _null_where(values: pa.Array, mask: np.ndarray) -> pa.Array:
@@ -312,9 +520,14 @@ class PlayerPool:
             raise ValueError(f"{len(pool)} active players in {year}, {k} needed")
         if weighted:
             cum = np.cumsum(self.weight[pool])
-            draw = lambda m: np.minimum(np.searchsorted(cum, gen.random((m, k)) * cum[-1], side="right"), len(pool) - 1)
+
+            def draw(m):
+                return np.minimum(np.searchsorted(cum, gen.random((m, k)) * cum[-1], side="right"), len(pool) - 1)
         else:
-            draw = lambda m: gen.integers(0, len(pool), (m, k))
+
+            def draw(m):
+                return gen.integers(0, len(pool), (m, k))
+
         picks = draw(n)
         todo = np.arange(n)
         for _ in range(12):
@@ -390,7 +603,9 @@ def player_pool(
 # --------------------------------------------------------------------------------------------
 
 
-def outcomes(gen: np.random.Generator, n: int, k: int, supply_centres: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def outcomes(
+    gen: np.random.Generator, n: int, k: int, supply_centres: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Results, centres and eliminated years (-1 = none) of n valid games of k powers.
 
     Every game has one solo or a draw of 2..5 (at most k); the others are eliminated (in years
@@ -428,8 +643,12 @@ def outcomes(gen: np.random.Generator, n: int, k: int, supply_centres: int) -> t
     others = ((result == SURVIVED) | (result == ANARCHY)).any(axis=1)
     cap = np.select(
         [result == SOLO, result == DRAW, result == SURVIVED, result == ANARCHY],
-        [np.where(others, need + 6, supply_centres)[:, None], need - 1,
-         max(2, supply_centres * 10 // 34), max(1, supply_centres * 6 // 34)],
+        [
+            np.where(others, need + 6, supply_centres)[:, None],
+            need - 1,
+            max(2, supply_centres * 10 // 34),
+            max(1, supply_centres * 6 // 34),
+        ],
         0,
     )
     cap = np.maximum(cap, minimum)
@@ -542,7 +761,7 @@ def games_table(
         holder, original, denies = replacements(
             gen,
             seats,
-            lambda rows: pool.sample(gen, gy[rows], 1)[:, 0],
+            lambda rows, gy=gy: pool.sample(gen, gy[rows], 1)[:, 0],
             rate=replacement_rate,
             deny_rate=deny_rate,
         )
@@ -550,8 +769,12 @@ def games_table(
             (
                 np.repeat(games, k),
                 np.tile(power_base[vi] + np.arange(k), len(games)),
-                result.ravel(), centres.ravel(), elim.ravel(),
-                holder.ravel(), original.ravel(), denies.ravel(),
+                result.ravel(),
+                centres.ravel(),
+                elim.ravel(),
+                holder.ravel(),
+                original.ravel(),
+                denies.ravel(),
             )
         )
     cols = [np.concatenate(c) for c in zip(*parts)]
@@ -589,7 +812,9 @@ def games_table(
     )
 
 
-def game_days(gen: np.random.Generator, n_games: int, first_day: dt.date, last_day: dt.date, growth: float = 1.5) -> np.ndarray:
+def game_days(
+    gen: np.random.Generator, n_games: int, first_day: dt.date, last_day: dt.date, growth: float = 1.5
+) -> np.ndarray:
     """Games per day (length = days in the range): more games later on when growth > 0."""
     span = (last_day - first_day).days + 1
     t = np.linspace(0.0, 1.0, span)
@@ -607,7 +832,13 @@ _CONTINENTAL = {
     "Asia-Pacific": "Asia-Pacific Championship",
     "South America": "South American Championship",
 }
-_EVENT_STYLES = ("{city} Open {year}", "{city} Diplomacy Cup {year}", "{city} Masters {year}", "{city} Invitational {year}", "DipCon {city} {year}")
+_EVENT_STYLES = (
+    "{city} Open {year}",
+    "{city} Diplomacy Cup {year}",
+    "{city} Masters {year}",
+    "{city} Invitational {year}",
+    "DipCon {city} {year}",
+)
 
 
 def placements(gen: np.random.Generator, listed: int, tie_rate: float = 0.06) -> np.ndarray:
@@ -668,7 +899,7 @@ def events_tables(
 
     res_event, res_player, res_place = [], [], []
     tournament_players: dict[int, np.ndarray] = {}
-    for eid, (end, start, name, city, country, rounds, field, world) in zip(event_ids, records):
+    for eid, (end, _start, _name, _city, country, _rounds, field, world) in zip(event_ids, records):
         pool_year = pool._year_pool(end.year)
         if end.year not in tournament_players:
             tournament_players[end.year] = pool_year[pool.face_to_face[pool_year]]
@@ -735,11 +966,15 @@ def write_table(table: pa.Table, path: str | os.PathLike, fmt: str) -> None:
         import pyarrow.csv as pacsv
 
         quoting = _csv_quoting(table)
-        header = ",".join(f'"{n}"' if quoting == "needed" and re.search(r'[,"\r\n]', n) else n for n in table.column_names)
+        header = ",".join(
+            f'"{n}"' if quoting == "needed" and re.search(r'[,"\r\n]', n) else n for n in table.column_names
+        )
         with open(tmp, "wb") as sink:
             sink.write((header + "\n").encode("utf-8"))
             if table.num_rows:
-                pacsv.write_csv(table, sink, write_options=pacsv.WriteOptions(include_header=False, quoting_style=quoting))
+                pacsv.write_csv(
+                    table, sink, write_options=pacsv.WriteOptions(include_header=False, quoting_style=quoting)
+                )
     elif fmt == "jsonl":
         _write_jsonl(table, tmp)
     else:
@@ -827,8 +1062,9 @@ def write_feeds(
 
     root = np.random.SeedSequence(seed)
     pool_seed, event_seed, day_seed, chunk_root = root.spawn(4)
-    pool = player_pool(np.random.default_rng(pool_seed), max(players, 1), first_year, end_year,
-                       min_active=min(players, 60))
+    pool = player_pool(
+        np.random.default_rng(pool_seed), max(players, 1), first_year, end_year, min_active=min(players, 60)
+    )
 
     registry = pool.registry()
     for start in range(0, max(registry.num_rows, 1), 1_000_000):
@@ -886,7 +1122,10 @@ def game_rows(
     ids = list(players) + free
     seats = np.arange(k, dtype=np.int64)[None, :]
     if free:
-        draw = lambda rows: k + gen.integers(0, len(free), len(rows))
+
+        def draw(rows):
+            return k + gen.integers(0, len(free), len(rows))
+
         holder, original, denies = replacements(gen, seats, draw, rate=replacement_rate)
     else:
         holder, original, denies = seats, np.full((1, k), -1), np.zeros((1, k), dtype=bool)

@@ -1,8 +1,8 @@
 """The one shape every rating system has: state and one month of results in; new state, the
 month's table and its history rows out."""
+
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Protocol
@@ -76,14 +76,14 @@ class MonthOutput:
 class RatingSystem(Protocol):
     """A monthly rating system. Implementations import no Dagster."""
 
-    name: ClassVar[str]           # "dip_pouch", "club", "eagle", "diwz"
-    title: ClassVar[str]          # human title for the UI and reports
-    feed: ClassVar[str]           # "games" or "events"
+    name: ClassVar[str]  # "dip_pouch", "club", "eagle", "diwz"
+    title: ClassVar[str]  # human title for the UI and reports
+    feed: ClassVar[str]  # "games" or "events"
     ties_share_rank: ClassVar[bool]  # True: 1-2-2-4 on equal ratings; False: order breaks ties
     rating_bounds: ClassVar[tuple[float | None, float | None]]  # plausible range, checked on every output
     extras: ClassVar[tuple[str, ...]]  # names of extra outputs, e.g. ("awards",)
-    rankings_model: ClassVar[type]   # Pandera model (schemas/<system>.py) of the rankings table
-    history_model: ClassVar[type]    # Pandera model of the history table
+    rankings_model: ClassVar[type]  # Pandera model (schemas/<system>.py) of the rankings table
+    history_model: ClassVar[type]  # Pandera model of the history table
     extra_models: ClassVar[dict[str, type]]  # Pandera model per extra output
 
     def initial_state(self) -> Any:
@@ -125,13 +125,24 @@ EVENT_RESULT_COLUMNS = pa.schema(
 
 # The columns every system's month table and history rows begin with (the writer adds the rest).
 RANKING_HEAD = [("rank", pa.int64()), ("player_id", pa.string()), ("rating", pa.float64())]
-HISTORY_HEAD = [("source_id", pa.string()), ("source_date", pa.date32()), ("player_id", pa.string()),
-                ("rating_before", pa.float64()), ("rating_after", pa.float64())]
+HISTORY_HEAD = [
+    ("source_id", pa.string()),
+    ("source_date", pa.date32()),
+    ("player_id", pa.string()),
+    ("rating_before", pa.float64()),
+    ("rating_after", pa.float64()),
+]
 
 
 # The Arrow type of each Python type the Pandera models use.
-ARROW_TYPES = {"int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_(),
-               "datetime.date": pa.date32(), "date": pa.date32()}
+ARROW_TYPES = {
+    "int": pa.int64(),
+    "float": pa.float64(),
+    "str": pa.string(),
+    "bool": pa.bool_(),
+    "datetime.date": pa.date32(),
+    "date": pa.date32(),
+}
 
 
 def model_columns(model) -> list[tuple[str, pa.DataType]]:
@@ -141,8 +152,11 @@ def model_columns(model) -> list[tuple[str, pa.DataType]]:
     model puts it."""
     inherited = {name for cls in model.__mro__[1:] for name in cls.__dict__.get("__annotations__", {})}
     own = model.__dict__.get("__annotations__", {})
-    return [(name, ARROW_TYPES[kind if isinstance(kind, str) else kind.__name__]) for name, kind in own.items()
-            if name != "Config" and name not in inherited]
+    return [
+        (name, ARROW_TYPES[kind if isinstance(kind, str) else kind.__name__])
+        for name, kind in own.items()
+        if name != "Config" and name not in inherited
+    ]
 
 
 def rankings_schema(*own: tuple[str, pa.DataType]) -> pa.Schema:
@@ -153,24 +167,3 @@ def rankings_schema(*own: tuple[str, pa.DataType]) -> pa.Schema:
 def history_schema(*own: tuple[str, pa.DataType]) -> pa.Schema:
     """A system's history rows: the common head, then its own inputs."""
     return pa.schema(HISTORY_HEAD + list(own))
-
-
-def shared_ranks(ratings_in_order: list[float]) -> list[int]:
-    """Competition ranks (1-2-2-4) for ratings already sorted best first."""
-    ranks: list[int] = []
-    for position, rating in enumerate(ratings_in_order, start=1):
-        if position > 1 and rating == ratings_in_order[position - 2]:
-            ranks.append(ranks[-1])
-        else:
-            ranks.append(position)
-    return ranks
-
-
-def empty_table(schema: pa.Schema) -> pa.Table:
-    """A table with the schema and no rows."""
-    return schema.empty_table()
-
-
-def replace(obj: Any, **changes: Any) -> Any:
-    """dataclasses.replace, re-exported for systems whose state is a dataclass."""
-    return dataclasses.replace(obj, **changes)

@@ -1,8 +1,10 @@
 """Games as Python objects for the game-based systems, built from the validated feed rows."""
+
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,8 +39,18 @@ def games_from_rows(rows: pa.Table) -> list[Game]:
     if rows.num_rows == 0:
         return games
     cols = rows.select(
-        ["game_id", "finished_on", "variant", "supply_centres", "rated", "power",
-         "responsible_player_id", "result", "centres", "eliminated_year"]
+        [
+            "game_id",
+            "finished_on",
+            "variant",
+            "supply_centres",
+            "rated",
+            "power",
+            "responsible_player_id",
+            "result",
+            "centres",
+            "eliminated_year",
+        ]
     ).to_pydict()
     current_id = None
     powers: list[PowerResult] = []
@@ -104,12 +116,19 @@ def merged_powers(rows: pa.Table) -> pa.Table:
         powers.sort(key=lambda r: r["power"])
         result = min((r["result"] for r in powers), key=RESULT_PREFERENCE.index)
         named = [r["player_name"] for r in powers if r["player_name"] is not None]
-        merged.append({
-            **powers[0], "power": "+".join(r["power"] for r in powers), "player_id": responsible,
-            "player_name": named[0] if named else None, "original_player_id": None, "replacement_denies": False,
-            "result": result, "centres": sum(r["centres"] for r in powers),
-            "eliminated_year": max(r["eliminated_year"] for r in powers) if result == "eliminated" else None,
-        })
+        merged.append(
+            {
+                **powers[0],
+                "power": "+".join(r["power"] for r in powers),
+                "player_id": responsible,
+                "player_name": named[0] if named else None,
+                "original_player_id": None,
+                "replacement_denies": False,
+                "result": result,
+                "centres": sum(r["centres"] for r in powers),
+                "eliminated_year": max(r["eliminated_year"] for r in powers) if result == "eliminated" else None,
+            }
+        )
     table = pa.concat_tables([kept, pa.Table.from_pylist(merged, schema=rows.schema)])
     return table.sort_by([("finished_on", "ascending"), ("game_id", "ascending"), ("power", "ascending")])
 
@@ -120,10 +139,16 @@ def rows_to_table(rows: list[dict]) -> pa.Table:
 
     filled = []
     for row in rows:
-        r = {
-            "site": None, "variant": "standard", "supply_centres": 34, "rated": True,
-            "player_name": None, "original_player_id": None, "replacement_denies": False,
-            "eliminated_year": None, "multi_site": False,
+        r: dict[str, Any] = {
+            "site": None,
+            "variant": "standard",
+            "supply_centres": 34,
+            "rated": True,
+            "player_name": None,
+            "original_player_id": None,
+            "replacement_denies": False,
+            "eliminated_year": None,
+            "multi_site": False,
         }
         r.update(row)
         if isinstance(r["finished_on"], str):

@@ -12,6 +12,7 @@ program, by the Makefile (`python -m pipeline.systems.kernel_cache` prints it) a
 A NUMBA_CACHE_DIR the user has set is kept, and the freshness across files is then the user's.
 This module imports nothing but the standard library.
 """
+
 from __future__ import annotations
 
 import functools
@@ -26,8 +27,9 @@ CACHE_VARIABLE = "NUMBA_CACHE_DIR"
 
 def kernel_files() -> list[Path]:
     """Every Python file of pipeline.systems and every other file of the package that uses njit."""
-    return sorted(path for path in PACKAGE.rglob("*.py")
-                  if path.is_relative_to(SYSTEMS) or b"njit" in path.read_bytes())
+    return sorted(
+        path for path in PACKAGE.rglob("*.py") if path.is_relative_to(SYSTEMS) or b"njit" in path.read_bytes()
+    )
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,8 +1,10 @@
 """Every rating system by name, built from the settings. A new system is one module plus one line here."""
+
 from __future__ import annotations
 
 import importlib
 import json
+from typing import Any
 
 from pipeline.settings import Settings
 from pipeline.systems.base import RatingSystem
@@ -11,14 +13,17 @@ from pipeline.systems.base import RatingSystem
 SYSTEMS: dict[str, tuple[str, dict[str, str]]] = {
     "dip_pouch": ("pipeline.systems.dip_pouch.rules:DipPouch", {"cutoff_year": "dip_pouch_cutoff_year"}),
     "club": ("pipeline.systems.club.rules:ClubRating", {}),
-    "eagle": ("pipeline.systems.eagle.rules:EaglePoints", {"variants": "eagle_variants", "positions": "eagle_positions"}),
+    "eagle": (
+        "pipeline.systems.eagle.rules:EaglePoints",
+        {"variants": "eagle_variants", "positions": "eagle_positions"},
+    ),
     "diwz": ("pipeline.systems.diwz.rules:DiWZ", {"newcomers": "diwz_newcomers"}),
 }
 
 SYSTEM_NAMES = tuple(SYSTEMS)
 
 
-def system_class(name: str) -> type:
+def system_class(name: str) -> type[Any]:
     """The class implementing a system."""
     module, _, cls = SYSTEMS[name][0].partition(":")
     return getattr(importlib.import_module(module), cls)

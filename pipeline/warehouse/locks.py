@@ -1,4 +1,5 @@
 """Writers of one warehouse: advisory file locks (exclusive or shared), re-entrant within a process."""
+
 from __future__ import annotations
 
 import fcntl
@@ -23,8 +24,14 @@ def _holder(path: Path) -> str:
 
 
 @contextmanager
-def warehouse_lock(path: Path, *, wait: bool = True, poll_seconds: float = 0.5, shared: bool = False,
-                   on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+def warehouse_lock(
+    path: Path,
+    *,
+    wait: bool = True,
+    poll_seconds: float = 0.5,
+    shared: bool = False,
+    on_wait: Callable[[str], None] | None = None,
+) -> Iterator[None]:
     """Hold a lock of the warehouse; wait for it, or raise WarehouseBusy when wait is False.
 
     Shared holders exclude exclusive ones only (the rating systems read the validated feeds side by

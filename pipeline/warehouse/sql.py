@@ -1,4 +1,5 @@
 """Small SQL helpers: identifiers are quoted, values always travel as parameters."""
+
 from __future__ import annotations
 
 

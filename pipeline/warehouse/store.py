@@ -3,6 +3,7 @@
 The root is a local folder (the embedded default) or an object-storage URL such as
 `s3://bucket/prefix`, reached through fsspec (s3fs); the layout is the same either way.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,22 +43,23 @@ _SCRATCH_LOCK = threading.Lock()
 
 def scratch(config: dict[str, str] | None = None) -> duckdb.DuckDBPyConnection:
     """A new connection (close it after use) to this process's in-memory DuckDB database of that
-    configuration, for queries over files and Arrow tables. Opening a database costs about 12 ms,
-    a connection to an open one 0.3 ms, and a run makes a hundred such queries. Temporary tables
+    configuration, for queries over files and Arrow tables. Opening a database costs far more than
+    a connection to an open one, and a run makes a hundred such queries. Temporary tables
     and registered Arrow tables belong to the connection; the database holds nothing else."""
     key = (os.getpid(), *sorted((config or {}).items()))  # a forked worker opens its own
     with _SCRATCH_LOCK:
         database = _SCRATCH_DATABASES.get(key)
         if database is None:
-            database = _SCRATCH_DATABASES[key] = connect(":memory:", config=dict(key[1:]))
+            database = _SCRATCH_DATABASES[key] = connect(":memory:", config=dict(sorted((config or {}).items())))
         return quiet(database.cursor())
 
 
 # Validated feeds stored one file per month of this date column (`validated/<feed>/YYYY-MM.parquet`),
 # so that a delivery rewrites only the months it changes; the other feeds are small and stay whole.
 MONTHLY_FEEDS = {"games": "finished_on"}
-PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, write_statistics=True,
-                       use_dictionary=True, data_page_version="2.0")
+PARQUET_OPTIONS = dict(
+    compression="zstd", compression_level=3, write_statistics=True, use_dictionary=True, data_page_version="2.0"
+)
 
 
 def month_folder(month: Month) -> str:
@@ -242,8 +244,11 @@ class Warehouse:
         single = self.validated(feed)
         if feed not in MONTHLY_FEEDS or single.exists():
             return [single] if single.exists() else []
-        return [self.validated_month(feed, m) for m in self.validated_months(feed)
-                if (first is None or m >= first) and (last is None or m <= last)]
+        return [
+            self.validated_month(feed, m)
+            for m in self.validated_months(feed)
+            if (first is None or m >= first) and (last is None or m <= last)
+        ]
 
     def quarantine(self, feed: str) -> Path:
         return self.root / "quarantine" / f"{feed}.parquet"

@@ -1,4 +1,5 @@
 """DuckDB views over the Parquet snapshots, so the warehouse file answers SQL over every output."""
+
 from __future__ import annotations
 
 from collections.abc import Collection
@@ -11,8 +12,9 @@ from pipeline.warehouse.store import Warehouse, file_location
 OUTPUT_KINDS = ("rankings", "history", "awards")
 
 
-def refresh_views(con: duckdb.DuckDBPyConnection, warehouse: Warehouse,
-                  systems: Collection[str] | None = None) -> list[str]:
+def refresh_views(
+    con: duckdb.DuckDBPyConnection, warehouse: Warehouse, systems: Collection[str] | None = None
+) -> list[str]:
     """Keep a `<kind>_<system>` view for every output folder of `systems` (default: every system)
     that has files, and none for the others; returns the names of the views kept.
 
@@ -31,8 +33,9 @@ def refresh_views(con: duckdb.DuckDBPyConnection, warehouse: Warehouse,
     for name, pattern in wanted.items():
         source = f"read_parquet({quote_literal(pattern)}"
         if source not in existing.get(name, "") or "hive_partitioning = true" not in existing[name]:
-            con.execute(f"CREATE OR REPLACE VIEW {quote_ident(name)} AS "
-                        f"SELECT * FROM {source}, hive_partitioning = true)")
+            con.execute(
+                f"CREATE OR REPLACE VIEW {quote_ident(name)} AS SELECT * FROM {source}, hive_partitioning = true)"
+            )
     # A view whose files are all gone (every month of a system left its range) goes too.
     for name in existing:
         kind, _, system = name.partition("_")

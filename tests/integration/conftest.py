@@ -1,4 +1,5 @@
 """Fixtures of the integration suite: one stack of servers for the session, one embedded run to compare with."""
+
 from __future__ import annotations
 
 import os
@@ -36,9 +37,22 @@ def embedded_run(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("embedded")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DIPRANK_", "DAGSTER_", "AWS_"))}
     started = time.perf_counter()
-    done = subprocess.run([str(BIN / "diprank"), "run", "--raw", str(REPO / "data" / "raw"),
-                           "--warehouse", str(root / "warehouse"), "--quiet"],
-                          env=env, cwd=REPO, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [
+            str(BIN / "diprank"),
+            "run",
+            "--raw",
+            str(REPO / "data" / "raw"),
+            "--warehouse",
+            str(root / "warehouse"),
+            "--quiet",
+        ],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     TIMINGS["embedded run (SQLite, in process, local folder)"] = time.perf_counter() - started
     assert done.returncode == 0, done.stdout + done.stderr
     return root / "warehouse"

@@ -1,5 +1,6 @@
 """Real servers on 127.0.0.1 for the integration suite: PostgreSQL and Redis from Debian's
 packages, moto's S3 emulator, dagster-celery workers and the Dagster daemon."""
+
 from __future__ import annotations
 
 import glob
@@ -78,28 +79,31 @@ class Stack:
     def env(self, warehouse: str, local_dir: Path | None = None) -> dict[str, str]:
         """The production profile's variables (deploy/production/production.env.example)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DIPRANK_", "DAGSTER_", "AWS_"))}
-        env.update({
-            "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
-            "DAGSTER_HOME": str(self.dagster_home),
-            "DIPRANK_POSTGRES_URL": self.postgres_url,
-            "DIPRANK_EXECUTOR": "celery",
-            "DIPRANK_CELERY_BROKER": f"redis://127.0.0.1:{self.redis_port}/0",
-            "DIPRANK_CELERY_BACKEND": f"redis://127.0.0.1:{self.redis_port}/1",
-            "DIPRANK_RAW_DIR": str(REPO / "data" / "raw"),
-            "DIPRANK_WAREHOUSE_DIR": warehouse,
-            "DIPRANK_LOCAL_DIR": str(local_dir or (self.root / "local")),
-            # Credentials of the emulator, which accepts any.
-            "AWS_ACCESS_KEY_ID": "integration",
-            "AWS_SECRET_ACCESS_KEY": "integration",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{self.s3_port}",
-        })
+        env.update(
+            {
+                "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+                "DAGSTER_HOME": str(self.dagster_home),
+                "DIPRANK_POSTGRES_URL": self.postgres_url,
+                "DIPRANK_EXECUTOR": "celery",
+                "DIPRANK_CELERY_BROKER": f"redis://127.0.0.1:{self.redis_port}/0",
+                "DIPRANK_CELERY_BACKEND": f"redis://127.0.0.1:{self.redis_port}/1",
+                "DIPRANK_RAW_DIR": str(REPO / "data" / "raw"),
+                "DIPRANK_WAREHOUSE_DIR": warehouse,
+                "DIPRANK_LOCAL_DIR": str(local_dir or (self.root / "local")),
+                # Credentials of the emulator, which accepts any.
+                "AWS_ACCESS_KEY_ID": "integration",
+                "AWS_SECRET_ACCESS_KEY": "integration",
+                "AWS_DEFAULT_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL": f"http://127.0.0.1:{self.s3_port}",
+            }
+        )
         return env
 
     def spawn(self, command: list[str], log: Path, env: dict | None = None, cwd: Path = REPO) -> subprocess.Popen:
         handle = open(log, "ab")
-        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                                   start_new_session=True)  # its own process group: stopped whole
+        process = subprocess.Popen(
+            command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
+        )  # its own process group: stopped whole
         self.processes.append(process)
         return process
 
@@ -108,22 +112,46 @@ class Stack:
         data.mkdir()
         if os.geteuid() == 0:
             shutil.chown(data, "postgres")
-        subprocess.run(as_postgres_user([postgres_bin("initdb"), "-D", str(data / "data"), "-A", "trust",
-                                         "-U", "dagster", "--no-sync"]), check=True, capture_output=True)
+        subprocess.run(
+            as_postgres_user(
+                [postgres_bin("initdb"), "-D", str(data / "data"), "-A", "trust", "-U", "dagster", "--no-sync"]
+            ),
+            check=True,
+            capture_output=True,
+        )
         self.pg_port = free_port()
         log = self.root / "postgres.log"
         log.touch()
         if os.geteuid() == 0:
             shutil.chown(log, "postgres")
-        self.spawn(as_postgres_user([postgres_bin("postgres"), "-D", str(data / "data"), "-p", str(self.pg_port),
-                                     "-k", str(data), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"]),
-                   log)
+        self.spawn(
+            as_postgres_user(
+                [
+                    postgres_bin("postgres"),
+                    "-D",
+                    str(data / "data"),
+                    "-p",
+                    str(self.pg_port),
+                    "-k",
+                    str(data),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    "fsync=off",
+                ]
+            ),
+            log,
+        )
         wait_for_port(self.pg_port, "PostgreSQL", log=log)
         deadline = time.monotonic() + 30
         while True:
-            made = subprocess.run(as_postgres_user([postgres_bin("createdb"), "-h", "127.0.0.1", "-p",
-                                                    str(self.pg_port), "-U", "dagster", "dagster"]),
-                                  capture_output=True, text=True)
+            made = subprocess.run(
+                as_postgres_user(
+                    [postgres_bin("createdb"), "-h", "127.0.0.1", "-p", str(self.pg_port), "-U", "dagster", "dagster"]
+                ),
+                capture_output=True,
+                text=True,
+            )
             if made.returncode == 0:
                 return
             if time.monotonic() > deadline:
@@ -136,8 +164,9 @@ class Stack:
             raise ServerMissing("redis-server not found: apt-get install redis-server")
         self.redis_port = free_port()
         log = self.root / "redis.log"
-        self.spawn([server, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "no"], log)
+        self.spawn(
+            [server, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], log
+        )
         wait_for_port(self.redis_port, "Redis", log=log)
 
     def start_s3(self) -> None:
@@ -147,8 +176,9 @@ class Stack:
         wait_for_port(self.s3_port, "moto S3 emulator", log=log)
         import s3fs
 
-        s3fs.S3FileSystem(key="integration", secret="integration",
-                          client_kwargs={"endpoint_url": f"http://127.0.0.1:{self.s3_port}"}).mkdir(BUCKET)
+        s3fs.S3FileSystem(
+            key="integration", secret="integration", client_kwargs={"endpoint_url": f"http://127.0.0.1:{self.s3_port}"}
+        ).mkdir(BUCKET)
 
     def write_instance(self) -> None:
         self.dagster_home.mkdir()
@@ -158,8 +188,9 @@ class Stack:
         """Dagster's tables in PostgreSQL, made once before any process uses them (as
         docs/DEPLOYMENT.md has a deployment do): processes that start together on an empty
         database each create them, and all but one fail ("type snapshots already exists")."""
-        made = subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, cwd=REPO,
-                              capture_output=True, text=True)
+        made = subprocess.run(
+            [str(BIN / "dagster"), "instance", "migrate"], env=env, cwd=REPO, capture_output=True, text=True
+        )
         if made.returncode != 0:
             raise RuntimeError(f"dagster instance migrate failed:\n{made.stdout}{made.stderr}")
 
@@ -167,19 +198,36 @@ class Stack:
         for n in range(1, count + 1):
             log = self.root / f"worker{n}.log"
             self.worker_logs.append(log)
-            self.spawn([str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-                        "-y", str(PRODUCTION / "celery.yaml"), "-n", f"diprank{n}"], log, env=env)
+            self.spawn(
+                [
+                    str(BIN / "dagster-celery"),
+                    "worker",
+                    "start",
+                    "-A",
+                    "dagster_celery.app",
+                    "-y",
+                    str(PRODUCTION / "celery.yaml"),
+                    "-n",
+                    f"diprank{n}",
+                ],
+                log,
+                env=env,
+            )
         deadline = time.monotonic() + 90
-        while not all(" ready." in log.read_text() for log in self.worker_logs if log.exists()) \
-                or not all(log.exists() for log in self.worker_logs):
+        while not all(" ready." in log.read_text() for log in self.worker_logs if log.exists()) or not all(
+            log.exists() for log in self.worker_logs
+        ):
             if time.monotonic() > deadline:
-                raise TimeoutError("celery workers did not become ready:\n"
-                                   + "\n".join(log.read_text()[-1500:] for log in self.worker_logs))
+                raise TimeoutError(
+                    "celery workers did not become ready:\n"
+                    + "\n".join(log.read_text()[-1500:] for log in self.worker_logs)
+                )
             time.sleep(0.5)
 
     def start_daemon(self, env: dict[str, str]) -> subprocess.Popen:
-        return self.spawn([str(BIN / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")],
-                          self.root / "daemon.log", env=env)
+        return self.spawn(
+            [str(BIN / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")], self.root / "daemon.log", env=env
+        )
 
     def stop_process(self, process: subprocess.Popen) -> None:
         """Stop one server the way a service manager does (SIGTERM to its process group)."""

@@ -1,5 +1,6 @@
 """The production profile against real servers: PostgreSQL storage, Dagster's queued run coordinator with concurrency pools,
 two Celery workers and the warehouse on an S3 emulator. Its outputs equal the embedded run's."""
+
 from __future__ import annotations
 
 import json
@@ -21,19 +22,26 @@ LOCAL_ONLY = ("diprank.duckdb",)
 
 
 def local_files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name not in LOCAL_ONLY
-            and not any(part.startswith(".") for part in p.relative_to(root).parts)}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and p.name not in LOCAL_ONLY
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    }
 
 
 def remote_files(env: dict[str, str], prefix: str) -> dict[str, bytes]:
     import s3fs  # the integration extra; `make test` collects this module without it
 
-    fs = s3fs.S3FileSystem(key=env["AWS_ACCESS_KEY_ID"], secret=env["AWS_SECRET_ACCESS_KEY"],
-                           client_kwargs={"endpoint_url": env["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
-                           use_listings_cache=False)
+    fs = s3fs.S3FileSystem(
+        key=env["AWS_ACCESS_KEY_ID"],
+        secret=env["AWS_SECRET_ACCESS_KEY"],
+        client_kwargs={"endpoint_url": env["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
+        use_listings_cache=False,
+    )
     base = f"{BUCKET}/{prefix}"
-    return {path[len(base) + 1:]: fs.cat_file(path) for path in sorted(fs.find(base))}
+    return {path[len(base) + 1 :]: fs.cat_file(path) for path in sorted(fs.find(base))}
 
 
 def assert_same_outputs(embedded: Path, env: dict[str, str], prefix: str) -> None:
@@ -54,7 +62,8 @@ def runs_of(stack, warehouse: str) -> list[dict]:
                 "SELECT r.run_id, r.pipeline_name, r.status, r.start_time, r.end_time FROM runs r "
                 "WHERE EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.run_id "
                 "AND t.key = 'diprank/warehouse' AND t.value = %s) ORDER BY r.create_timestamp",
-                [warehouse])
+                [warehouse],
+            )
             return [dict(zip(("run_id", "job", "status", "start", "end"), row)) for row in cur.fetchall()]
 
 
@@ -73,10 +82,17 @@ def test_cli_run_on_the_production_profile_equals_the_embedded_run(stack, embedd
     env = stack.env(warehouse=DEPLOYMENT_WAREHOUSE)
     before = stack.steps_done_by_worker()
     started = time.perf_counter()
-    done = subprocess.run([str(BIN / "diprank"), "run", "--raw", str(REPO / "data" / "raw"), "--warehouse", warehouse],
-                          env=env, cwd=REPO, capture_output=True, text=True, timeout=1200)
-    TIMINGS["`diprank run`, production profile (PostgreSQL, 2 Celery workers, S3 emulator)"] = \
+    done = subprocess.run(
+        [str(BIN / "diprank"), "run", "--raw", str(REPO / "data" / "raw"), "--warehouse", warehouse],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    TIMINGS["`diprank run`, production profile (PostgreSQL, 2 Celery workers, S3 emulator)"] = (
         time.perf_counter() - started
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_same_outputs(embedded_run, env, prefix)
     runs = runs_of(stack, warehouse)
@@ -127,12 +143,28 @@ def test_daemon_queues_runs_and_the_systems_run_side_by_side(stack, embedded_run
 
     # The daemon goes away; two runs of one system are queued meanwhile and wait in PostgreSQL.
     stack.stop_process(daemon)
-    tags = json.dumps({"dagster/asset_partition_range_start": "2020-01-01",
-                       "dagster/asset_partition_range_end": "2020-12-01"})
+    tags = json.dumps(
+        {"dagster/asset_partition_range_start": "2020-01-01", "dagster/asset_partition_range_end": "2020-12-01"}
+    )
     for _ in range(2):
-        launched = subprocess.run([str(BIN / "dagster"), "job", "launch", "-w", str(REPO / "workspace.yaml"),
-                                   "-j", "club_job", "--tags", tags], env=env, cwd=REPO,
-                                  capture_output=True, text=True, timeout=300)
+        launched = subprocess.run(
+            [
+                str(BIN / "dagster"),
+                "job",
+                "launch",
+                "-w",
+                str(REPO / "workspace.yaml"),
+                "-j",
+                "club_job",
+                "--tags",
+                tags,
+            ],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert launched.returncode == 0, launched.stdout + launched.stderr
     club_runs = [r for r in runs_of(stack, warehouse) if r["job"] == "club_job"]
     assert [r["status"] for r in club_runs[-2:]] == ["QUEUED", "QUEUED"]

@@ -28,6 +28,7 @@ over the year's rows. P = log10(W + D/2 + 1) comes from a table
 filled by Python's math.log10, and base = P × (W% + S) / 2 × 100 is evaluated in that order, so
 every float equals the reference's.
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -107,7 +108,7 @@ def _mul_small(high: np.uint64, low: np.uint64, factor: int) -> tuple[np.uint64,
 @njit(cache=True)
 def _bit_length(value: np.uint64) -> int:
     """Number of bits of a uint64 (0 for 0)."""
-    return 64 - leading_zeros(value)
+    return 64 - leading_zeros(value)  # type: ignore[call-arg]  # a numba intrinsic, typed when compiled
 
 
 @njit(cache=True)
@@ -152,7 +153,7 @@ def exact_ratio(high: np.uint64, low: np.uint64, count: int) -> float:
     elif remainder >= step:
         remainder -= step
         quotient += 1
-    quotient = np.uint64(quotient)
+    quotient = np.uint64(quotient)  # type: ignore[assignment]  # numba gives the name its new type
     sticky = sticky or remainder != 0
     dropped = 4 if quotient >> _B56 else 3  # bits below the 53 kept
     mantissa = quotient >> np.uint64(dropped)
@@ -167,15 +168,21 @@ def exact_ratio(high: np.uint64, low: np.uint64, count: int) -> float:
 
 
 @njit(cache=True)
-def _result_code(offsets: np.ndarray, data: np.ndarray, r: int) -> int:
+def _result_code(offsets: np.ndarray, data: np.ndarray, r: int) -> np.int64:
     """W, D or L of a result (SPEC §3.2): WIN for "solo", DRAW for "draw", LOSS for anything
     else (no branch on the bytes: kernels.ids.string_words)."""
     words = string_words(data, offsets[r], offsets[r + 1])
-    return LOSS - np.int64(is_name(words, _SOLO_NAME)) * (LOSS - WIN) - np.int64(is_name(words, _DRAW_NAME)) * (LOSS - DRAW)
+    return (
+        LOSS
+        - np.int64(is_name(words, _SOLO_NAME)) * (LOSS - WIN)
+        - np.int64(is_name(words, _DRAW_NAME)) * (LOSS - DRAW)
+    )
 
 
 @njit(cache=True)
-def _group_games(offsets: np.ndarray, data: np.ndarray, rows: int, row_base: int, starts: np.ndarray, first: int) -> int:
+def _group_games(
+    offsets: np.ndarray, data: np.ndarray, rows: int, row_base: int, starts: np.ndarray, first: int
+) -> int:
     """Write the year offsets of the month's games from starts[first + 1] on, from the rows'
     game ids (Arrow string buffers; a game's rows are consecutive); returns the number of games."""
     games, r = 0, 0
@@ -221,15 +228,21 @@ def _count_results(month, players, starts, row_base, records, members, n_members
 
 @njit(cache=True)
 def _schedule_sums(
-    year_players: np.ndarray, year_starts: np.ndarray, records: np.ndarray, members: np.ndarray,
-    values: np.ndarray, limbs: np.ndarray,
+    year_players: np.ndarray,
+    year_starts: np.ndarray,
+    records: np.ndarray,
+    members: np.ndarray,
+    values: np.ndarray,
+    limbs: np.ndarray,
 ) -> None:
     """W% and the sums behind S, for the year's players (members): values[:, 0] = W%
     ("Winning Percentage W% = (W + ½D) / GP"); limbs[:, 0:2] = the scaled W% and limbs[:, 2:4]
     = U, the exact Σ over the player's games of the game's total scaled W%."""
     for player in members:
         wins, draws, losses = np.int64(records[player, WINS]), records[player, DRAWS], records[player, LOSSES]
-        values[player, 0], limbs[player, 0], limbs[player, 1] = scaled_win_pct(2 * wins + draws, 2 * (wins + draws + losses))
+        values[player, 0], limbs[player, 0], limbs[player, 1] = scaled_win_pct(
+            2 * wins + draws, 2 * (wins + draws + losses)
+        )
         limbs[player, 2] = _ZERO
         limbs[player, 3] = _ZERO
     for g in range(len(year_starts) - 1):
@@ -427,13 +440,27 @@ def club_month(month, registry, year, people, work):
     games = _group_games(month.game_offsets, month.game_data, rows, year_rows, year_starts, year_games)
     rating_before = _ratings_of(players, people.last_rating)
     letters = np.empty(rows, np.uint8)
-    n_members, overflow = _count_results(month, players, year_starts[year_games : year_games + games + 1],
-                                         year_rows, people.records, members, n_members, letters)
+    n_members, overflow = _count_results(
+        month,
+        players,
+        year_starts[year_games : year_games + games + 1],
+        year_rows,
+        people.records,
+        members,
+        n_members,
+        letters,
+    )
     if overflow:
         return _failed(games, n_members)
     year_members = members[:n_members]
-    _schedule_sums(year_players[: year_rows + rows], year_starts[: year_games + games + 1], people.records,
-                   year_members, work.values, work.limbs)
+    _schedule_sums(
+        year_players[: year_rows + rows],
+        year_starts[: year_games + games + 1],
+        people.records,
+        year_members,
+        work.values,
+        work.limbs,
+    )
     listed, max_games = _rate_listed(year_members, people, work)
     order = _by_rating(_listed_by_id(id_order, n_players, people.last_rating, listed), people.last_rating)
     ids, id_bytes = _ids_in_order(order, id_offsets, id_data)
@@ -446,5 +473,14 @@ def club_month(month, registry, year, people, work):
 def _failed(games: int, n_members: int):
     """club_month's result when a record passed MAX_COUNT."""
     no_bytes, no_floats = np.empty(0, np.uint8), np.empty(0)
-    return (-1, games, n_members, (no_bytes, no_floats, no_bytes, no_floats), np.empty(0, np.int32),
-            (np.zeros(1, np.int32), no_bytes, no_bytes), np.empty((5, 0), np.int64), np.empty((6, 0)), 0)
+    return (
+        -1,
+        games,
+        n_members,
+        (no_bytes, no_floats, no_bytes, no_floats),
+        np.empty(0, np.int32),
+        (np.zeros(1, np.int32), no_bytes, no_bytes),
+        np.empty((5, 0), np.int64),
+        np.empty((6, 0)),
+        0,
+    )

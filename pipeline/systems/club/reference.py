@@ -3,10 +3,12 @@
 S is summed over every (game, opponent) pair as exact fractions of the W% floats and rounded
 once; the fast path must produce the same float64 values.
 """
+
 from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 from pipeline.core.months import Month
 from pipeline.systems.games import Game
@@ -60,22 +62,40 @@ def snapshot(games: list[Game], month: Month, memo: dict[Month, dict[str, dict]]
         for player in players_of(last_year_games):
             legacy[player] = 0.1 * december[player]["rating"]
 
-    table: dict[str, dict] = {}
+    table: dict[str, dict[str, Any]] = {}
     for player in set(results) | set(legacy):
         letters = results.get(player, [])
-        w, d, l = letters.count("W"), letters.count("D"), letters.count("L")
+        w, d = letters.count("W"), letters.count("D")
         points = math.log10(w + d / 2 + 1)
         old = legacy.get(player, 0.0)
         if letters:
             s = float(sum((Fraction(x) for x in opponent_pcts[player]), Fraction(0)) / len(opponent_pcts[player]))
             base = points * (pct[player] + s) / 2 * 100
-            row = {"wins": w, "draws": d, "losses": l, "games": len(letters), "win_points": points,
-                   "win_pct": pct[player], "schedule_strength": s, "base_rating": base, "legacy": old,
-                   "rating": base + old}
+            row: dict[str, Any] = {
+                "wins": w,
+                "draws": d,
+                "losses": letters.count("L"),
+                "games": len(letters),
+                "win_points": points,
+                "win_pct": pct[player],
+                "schedule_strength": s,
+                "base_rating": base,
+                "legacy": old,
+                "rating": base + old,
+            }
         else:
-            row = {"wins": 0, "draws": 0, "losses": 0, "games": 0, "win_points": points,
-                   "win_pct": None, "schedule_strength": None, "base_rating": 0.0, "legacy": old,
-                   "rating": old}
+            row = {
+                "wins": 0,
+                "draws": 0,
+                "losses": 0,
+                "games": 0,
+                "win_points": points,
+                "win_pct": None,
+                "schedule_strength": None,
+                "base_rating": 0.0,
+                "legacy": old,
+                "rating": old,
+            }
         table[player] = row
     memo[month] = table
     return table
@@ -84,7 +104,7 @@ def snapshot(games: list[Game], month: Month, memo: dict[Month, dict[str, dict]]
 def ranked(table: dict[str, dict]) -> list[dict]:
     """Rows sorted by rating desc then player_id, equal ratings sharing the best rank."""
     order = sorted(table, key=lambda player: (-table[player]["rating"], player))
-    rows = []
+    rows: list[dict] = []
     for position, player in enumerate(order, start=1):
         rank = position
         if rows and rows[-1]["rating"] == table[player]["rating"]:
@@ -104,13 +124,15 @@ def club_reference(games: list[Game], months: list[Month]) -> dict[Month, tuple[
         for g in games:
             if Month.of(g.finished_on) == month:
                 for p in g.powers:
-                    history.append({
-                        "source_id": g.game_id,
-                        "source_date": g.finished_on,
-                        "player_id": p.player_id,
-                        "rating_before": before[p.player_id]["rating"] if p.player_id in before else None,
-                        "rating_after": now[p.player_id]["rating"],
-                        "result": result_of(p.result),
-                    })
+                    history.append(
+                        {
+                            "source_id": g.game_id,
+                            "source_date": g.finished_on,
+                            "player_id": p.player_id,
+                            "rating_before": before[p.player_id]["rating"] if p.player_id in before else None,
+                            "rating_after": now[p.player_id]["rating"],
+                            "result": result_of(p.result),
+                        }
+                    )
         out[month] = (ranked(now), history)
     return out

@@ -18,6 +18,7 @@ numbering and the year's rows are append-only and shared between successive stat
 append after a state that is not the newest works on a copy, so a state never changes once
 returned and can be stepped again.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,14 +29,19 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
+from pipeline.systems.base import (
+    MonthInput,
+    MonthOutput,
+    PublishedList,
+    history_schema,
+    model_columns,
+    rankings_schema,
+)
 from pipeline.systems.club import kernel
 from pipeline.systems.kernels.arrays import copy_with_room, resized, with_room
 from pipeline.systems.kernels.ids import array_of, string_buffers
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.kernels.sort import sorted_by_id
-from pipeline.systems.base import (
-    MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
-)
 from schemas.club import ClubHistory, ClubRankings
 
 LEGACY_SHARE = 0.1
@@ -137,8 +143,13 @@ class ClubState:
 def _empty_year(n: int) -> dict[str, Any]:
     """The year fields of a state with no game yet this year, for n players."""
     return {
-        "records": np.zeros((n, 4), np.int32), "max_games": 0, "year_rows": 0, "year_games": 0, "n_members": 0,
-        "year_players": AppendLog(np.zeros(0, np.int32)), "year_starts": AppendLog(np.zeros(1, np.int64)),
+        "records": np.zeros((n, 4), np.int32),
+        "max_games": 0,
+        "year_rows": 0,
+        "year_games": 0,
+        "n_members": 0,
+        "year_players": AppendLog(np.zeros(0, np.int32)),
+        "year_starts": AppendLog(np.zeros(1, np.int64)),
         "members": AppendLog(np.zeros(0, np.int32)),
     }
 
@@ -156,9 +167,15 @@ def opened_year(state: ClubState, year: int) -> ClubState:
         played = state.records[:n, : kernel.PAIRS].sum(axis=1) > 0
         legacy[played] = LEGACY_SHARE * state.last_rating[:n][played]
     return ClubState(
-        year=year, n_players=n, players=state.players, id_order=state.id_order, legacy=legacy,
+        year=year,
+        n_players=n,
+        players=state.players,
+        id_order=state.id_order,
+        legacy=legacy,
         legacy_players=np.flatnonzero(~np.isnan(legacy)).astype(np.int32),
-        last_rating=state.last_rating, table_players=state.table_players, **_empty_year(n),
+        last_rating=state.last_rating,
+        table_players=state.table_players,
+        **_empty_year(n),
     )
 
 
@@ -189,8 +206,10 @@ def _check_in_month(rows: pa.Table, month: Any) -> None:
     outside = (days < _day_number(month.first_day)) | (days > _day_number(month.last_day))
     if outside.any():
         row = int(np.argmax(outside))
-        raise ValueError(f"game {rows.column('game_id')[row].as_py()} finished "
-                         f"{rows.column('finished_on')[row].as_py()}, not in {month}")
+        raise ValueError(
+            f"game {rows.column('game_id')[row].as_py()} finished "
+            f"{rows.column('finished_on')[row].as_py()}, not in {month}"
+        )
 
 
 class ClubRating:
@@ -200,7 +219,10 @@ class ClubRating:
     title: ClassVar[str] = "Club rating (Rankings Explained)"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = True
-    rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)  # no upper bound: win points grow with volume
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (
+        0.0,
+        None,
+    )  # no upper bound: win points grow with volume
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = ClubRankings
     history_model: ClassVar[type] = ClubHistory
@@ -209,8 +231,14 @@ class ClubRating:
     def initial_state(self) -> ClubState:
         """No year open yet, nobody rated."""
         return ClubState(
-            year=None, n_players=0, players=PlayerNumbers(), id_order=_NO_PLAYERS,
-            legacy=np.zeros(0), legacy_players=_NO_PLAYERS, last_rating=np.zeros(0), table_players=_NO_PLAYERS,
+            year=None,
+            n_players=0,
+            players=PlayerNumbers(),
+            id_order=_NO_PLAYERS,
+            legacy=np.zeros(0),
+            legacy_players=_NO_PLAYERS,
+            last_rating=np.zeros(0),
+            table_players=_NO_PLAYERS,
             **_empty_year(0),
         )
 
@@ -224,12 +252,19 @@ class ClubRating:
         offsets, data = _string_buffers(rows.column("player_id"))
         records = np.zeros((n, 4), np.int32)
         records[:, kernel.LOSSES] = 1
-        return self.decode_state({
-            "year": published.as_of.year, "id_offsets": offsets - offsets[0], "id_data": data[offsets[0]:offsets[-1]],
-            "records": records, "legacy": np.full(n, np.nan),
-            "last_rating": np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
-            "year_players": np.zeros(0, np.int32), "year_starts": np.zeros(1, np.int64), "members": np.zeros(0, np.int32),
-        })
+        return self.decode_state(
+            {
+                "year": published.as_of.year,
+                "id_offsets": offsets - offsets[0],
+                "id_data": data[offsets[0] : offsets[-1]],
+                "records": records,
+                "legacy": np.full(n, np.nan),
+                "last_rating": np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
+                "year_players": np.zeros(0, np.int32),
+                "year_starts": np.zeros(1, np.int64),
+                "members": np.zeros(0, np.int32),
+            }
+        )
 
     def step(self, state: ClubState, month_input: MonthInput) -> MonthOutput:
         """Add the month's games to the year so far and recompute the table at the month's end."""
@@ -242,20 +277,31 @@ class ClubRating:
         year_starts = state.year_starts.reserved(state.year_games + 1, m)
         members = state.members.reserved(state.n_members, m)
         players = state.players.first(n)
-        players.numbers(_single(rows.column("responsible_player_id")),
-                        out=year_players.data[state.year_rows:state.year_rows + m])
+        players.numbers(
+            _single(rows.column("responsible_player_id")), out=year_players.data[state.year_rows : state.year_rows + m]
+        )
         count = players.count
         id_order = resized(state.id_order, count, keep=n)
         records = copy_with_room(state.records, count)
         last_rating = copy_with_room(state.last_rating, count, np.nan)
         legacy = with_room(state.legacy, count, np.nan, used=n)
         values, limbs = _work_space(count)
-        (status, games, n_members, (letters, rating_before, listed_before, rating_after),
-         order, (id_offsets, id_bytes, played), counts, columns, max_games) = kernel.club_month(
+        (
+            status,
+            games,
+            n_members,
+            (letters, rating_before, listed_before, rating_after),
+            order,
+            (id_offsets, id_bytes, played),
+            counts,
+            columns,
+            max_games,
+        ) = kernel.club_month(
             kernel.MonthRows(*_string_buffers(game_ids), *_string_buffers(rows.column("result"))),
             kernel.Registry(players.offsets, players.pool, id_order, n, count),
-            kernel.YearRows(year_players.data, state.year_rows, year_starts.data, state.year_games,
-                            members.data, state.n_members),
+            kernel.YearRows(
+                year_players.data, state.year_rows, year_starts.data, state.year_games, members.data, state.n_members
+            ),
             kernel.PlayerArrays(records, legacy, state.legacy_players, last_rating, state.table_players),
             kernel.WorkSpace(log_points(2 * state.max_games + m + 1), values, limbs),
         )
@@ -269,23 +315,49 @@ class ClubRating:
         rating, points, pct, strength, base, carried = columns
         table = pa.Table.from_arrays(
             [
-                rank, _strings(id_offsets, id_bytes), rating, won, drawn, lost, games_played, points,
-                _floats(pct, played), _floats(strength, played), base, carried,
+                rank,
+                _strings(id_offsets, id_bytes),
+                rating,
+                won,
+                drawn,
+                lost,
+                games_played,
+                points,
+                _floats(pct, played),
+                _floats(strength, played),
+                base,
+                carried,
             ],
             schema=RANKINGS_SCHEMA,
         )
         history = pa.Table.from_arrays(
             [
-                game_ids, rows.column("finished_on"), rows.column("responsible_player_id"),
-                _floats(rating_before, listed_before), rating_after, _letters(letters),
+                game_ids,
+                rows.column("finished_on"),
+                rows.column("responsible_player_id"),
+                _floats(rating_before, listed_before),
+                rating_after,
+                _letters(letters),
             ],
             schema=HISTORY_SCHEMA,
         )
         new_state = ClubState(
-            year=state.year, n_players=count, players=players, id_order=id_order, records=records,
-            legacy=legacy, legacy_players=state.legacy_players, last_rating=last_rating, table_players=order,
-            max_games=max_games, year_rows=year_players.size, year_games=year_starts.size - 1,
-            n_members=n_members, year_players=year_players, year_starts=year_starts, members=members,
+            year=state.year,
+            n_players=count,
+            players=players,
+            id_order=id_order,
+            records=records,
+            legacy=legacy,
+            legacy_players=state.legacy_players,
+            last_rating=last_rating,
+            table_players=order,
+            max_games=max_games,
+            year_rows=year_players.size,
+            year_games=year_starts.size - 1,
+            n_members=n_members,
+            year_players=year_players,
+            year_starts=year_starts,
+            members=members,
         )
         return MonthOutput(state=new_state, table=table, history=history)
 
@@ -328,6 +400,10 @@ class ClubRating:
             last_rating=last_rating,
             table_players=np.flatnonzero(~np.isnan(last_rating)).astype(np.int32),
             max_games=int(records[:, : kernel.PAIRS].sum(axis=1).max(initial=0)),
-            year_rows=len(year_players), year_games=len(year_starts) - 1, n_members=len(members),
-            year_players=AppendLog(year_players), year_starts=AppendLog(year_starts), members=AppendLog(members),
+            year_rows=len(year_players),
+            year_games=len(year_starts) - 1,
+            n_members=len(members),
+            year_players=AppendLog(year_players),
+            year_starts=AppendLog(year_starts),
+            members=AppendLog(members),
         )

@@ -6,6 +6,7 @@ was most of the time). The arithmetic is the rule's, written as in
 pipeline.systems.dip_pouch.rules.updated_rating and evaluated in the same order, so the floats
 equal those of the reference (pipeline.systems.dip_pouch.reference) bit for bit.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,9 @@ WORLD_CHAMPIONSHIP_VALUE = 20.0
 MAX_EVENT_VALUE = 15.0
 
 
-def tournament_values(num_players: np.ndarray, rounds: np.ndarray, world_championship: np.ndarray,
-                      end_year: np.ndarray, cutoff_year: int) -> np.ndarray:
+def tournament_values(
+    num_players: np.ndarray, rounds: np.ndarray, world_championship: np.ndarray, end_year: np.ndarray, cutoff_year: int
+) -> np.ndarray:
     """rules.tournament_value of many events at once (same operations, so the same floats)."""
     players = num_players.astype(np.float64)
     value = np.where(rounds == 1, players / 7 + 2, players / 3.5 + 2)
@@ -158,8 +160,10 @@ def table_order(previous, touched, events, rating, id_offsets, id_data):
     for p in previous:
         if is_touched[p]:
             continue
-        while j < m and (rating[moved[j]] > rating[p]
-                         or (rating[moved[j]] == rating[p] and id_less(id_offsets, id_data, moved[j], p))):
+        while j < m and (
+            rating[moved[j]] > rating[p]
+            or (rating[moved[j]] == rating[p] and id_less(id_offsets, id_data, moved[j], p))
+        ):
             out[k] = moved[j]
             k += 1
             j += 1

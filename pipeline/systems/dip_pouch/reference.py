@@ -1,5 +1,6 @@
 """Plain references of the Dip Pouch rating: the final ratings, and every month's table; one loop over
 events, no state object, no shortcuts."""
+
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -25,8 +26,9 @@ def dip_pouch_ratings(events: list[dict], cutoff_year: int = 2001) -> dict[str, 
     return {pid: ratings[pid] for pid in listed}
 
 
-def dip_pouch_tables(rows: list[dict], months: list, registry: dict[str, str] | None = None,
-                     cutoff_year: int = 2001) -> Iterator[tuple[Any, list[dict]]]:
+def dip_pouch_tables(
+    rows: list[dict], months: list, registry: dict[str, str] | None = None, cutoff_year: int = 2001
+) -> Iterator[tuple[Any, list[dict]]]:
     """Every month's table after the result rows of that month and all before it, month by month:
     (month, rows {rank, player_id, rating, events, last_event_date, country, national_rank} in table order).
 
@@ -62,7 +64,7 @@ def dip_pouch_tables(rows: list[dict], months: list, registry: dict[str, str] | 
             if r["nationality"]:
                 nationality[r["player_id"]] = r["nationality"]
         listed = sorted((pid for pid, count in events.items() if count > 0), key=lambda pid: (-rating[pid], pid))
-        table = []
+        table: list[dict] = []
         national: dict[str, tuple] = {}  # country -> (players so far, the last one's rating, its rank)
         for k, pid in enumerate(listed):
             country = registry.get(pid) or nationality.get(pid)
@@ -73,8 +75,17 @@ def dip_pouch_tables(rows: list[dict], months: list, registry: dict[str, str] | 
                 seen, last_rating, last_rank = national.get(country, (0, None, 0))
                 national_rank = seen + 1 if rating[pid] != last_rating else last_rank
                 national[country] = (seen + 1, rating[pid], national_rank)
-            table.append({"rank": rank, "player_id": pid, "rating": rating[pid], "events": events[pid],
-                          "last_event_date": last_event[pid], "country": country, "national_rank": national_rank})
+            table.append(
+                {
+                    "rank": rank,
+                    "player_id": pid,
+                    "rating": rating[pid],
+                    "events": events[pid],
+                    "last_event_date": last_event[pid],
+                    "country": country,
+                    "national_rank": national_rank,
+                }
+            )
         yield month, table
 
 

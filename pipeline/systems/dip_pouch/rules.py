@@ -3,6 +3,7 @@
 Every player starts at 40; after each event the rating moves TV% of the way toward the
 player's percentile in that event.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -13,12 +14,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.systems.dip_pouch import kernel
-from pipeline.systems.kernels.ids import array_of, run_starts as string_run_starts, string_buffers, strings_of
-from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.base import (
-    MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
+    MonthInput,
+    MonthOutput,
+    PublishedList,
+    history_schema,
+    model_columns,
+    rankings_schema,
 )
+from pipeline.systems.dip_pouch import kernel
+from pipeline.systems.kernels.ids import array_of, string_buffers, strings_of
+from pipeline.systems.kernels.ids import run_starts as string_run_starts
+from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from schemas.dip_pouch import DipPouchHistory, DipPouchRankings
 
 START_RATING = 40.0
@@ -35,8 +42,13 @@ def percentile(num_players: int, placement: int) -> float:
     return (num_players + 0.5 - placement) / num_players * 100
 
 
-def tournament_value(num_players: int, rounds: int, is_world_championship: bool,
-                     end_date: dt.date, cutoff_year: int = DEFAULT_CUTOFF_YEAR) -> float:
+def tournament_value(
+    num_players: int,
+    rounds: int,
+    is_world_championship: bool,
+    end_date: dt.date,
+    cutoff_year: int = DEFAULT_CUTOFF_YEAR,
+) -> float:
     """TV: 20 for any World Championship; 0 before the cut-off year; else N/7+2 (one round) or N/3.5+2, at most 15."""
     if is_world_championship:
         return WORLD_CHAMPIONSHIP_VALUE
@@ -84,9 +96,18 @@ class DipPouchState:
         return id_array(self).to_pylist()
 
     def copy(self) -> "DipPouchState":
-        return DipPouchState(self.rating.copy(), self.events.copy(), self.last_event.copy(),
-                             self.country.copy(), self.from_registry.copy(), dict(self.countries), self.numbers,
-                             self.country_names_array, self.registry_pending, self.order)
+        return DipPouchState(
+            self.rating.copy(),
+            self.events.copy(),
+            self.last_event.copy(),
+            self.country.copy(),
+            self.from_registry.copy(),
+            dict(self.countries),
+            self.numbers,
+            self.country_names_array,
+            self.registry_pending,
+            self.order,
+        )
 
     def country_code(self, name: str | None) -> int:
         """The code of a country name (a new one gets the next code); -1 for none."""
@@ -128,12 +149,18 @@ class DipPouch:
         registry as they arrive, or from the nationality of the player's next event."""
         rows = published.rows
         ids = rows.column("player_id").to_pylist()
-        last = [NO_EVENT_DAY if day is None else (day - EPOCH).days for day in rows.column("last_event_date").to_pylist()]
+        last = [
+            NO_EVENT_DAY if day is None else (day - EPOCH).days for day in rows.column("last_event_date").to_pylist()
+        ]
         return DipPouchState(
             np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64),
-            np.asarray(rows.column("events").to_numpy(zero_copy_only=False), np.int64), np.array(last, np.int32),
-            np.full(len(ids), -1, np.int32), np.zeros(len(ids), np.bool_), numbers=numbered(ids),
-            registry_pending=True)
+            np.asarray(rows.column("events").to_numpy(zero_copy_only=False), np.int64),
+            np.array(last, np.int32),
+            np.full(len(ids), -1, np.int32),
+            np.zeros(len(ids), np.bool_),
+            numbers=numbered(ids),
+            registry_pending=True,
+        )
 
     def step(self, state: DipPouchState, month_input: MonthInput) -> MonthOutput:
         """Apply the month's events in order (one compiled pass over the rows,
@@ -146,7 +173,9 @@ class DipPouch:
         players = player_indices(state, rows.column("player_id"), month_input.registry)
         note_nationalities(state, players, rows.column("nationality"))
         num_players = np.asarray(rows.column("num_players").to_numpy(zero_copy_only=False), np.int64)
-        pct = kernel.percentiles(num_players, np.asarray(rows.column("placement").to_numpy(zero_copy_only=False), np.int64))
+        pct = kernel.percentiles(
+            num_players, np.asarray(rows.column("placement").to_numpy(zero_copy_only=False), np.int64)
+        )
         end_days = np.asarray(rows.column("end_date").cast(pa.int32()).to_numpy(zero_copy_only=False), np.int32)
         # An event's rows are consecutive; its fields are read from its first row.
         event_start = run_starts(rows.column("event_id"))
@@ -155,29 +184,59 @@ class DipPouch:
             num_players[heads],
             np.asarray(rows.column("rounds").to_numpy(zero_copy_only=False), np.int64)[heads],
             pc.fill_null(rows.column("is_world_championship"), False).to_numpy(zero_copy_only=False)[heads],
-            kernel.end_years(end_days[heads]), self.cutoff_year)
+            kernel.end_years(end_days[heads]),
+            self.cutoff_year,
+        )
         before = np.zeros(m, np.float64)
         after = np.full(m, np.nan)
-        kernel.apply_events(event_start, value, players, pct, end_days, state.rating, state.events,
-                            state.last_event, before, after, np.empty(m, np.int64))
+        kernel.apply_events(
+            event_start,
+            value,
+            players,
+            pct,
+            end_days,
+            state.rating,
+            state.events,
+            state.last_event,
+            before,
+            after,
+            np.empty(m, np.int64),
+        )
         state.order = table_order(state, players)
-        history = pa.table({
-            "source_id": rows.column("event_id"), "source_date": rows.column("end_date"),
-            "player_id": rows.column("player_id"), "rating_before": pa.array(before, pa.float64()),
-            "rating_after": pa.array(after, pa.float64(), mask=np.isnan(after)),
-            "placement": rows.column("placement"), "num_players": rows.column("num_players"),
-            "percentile": pa.array(pct, pa.float64()),
-            "tournament_value": pa.array(np.repeat(value, np.diff(event_start)), pa.float64()),
-        }, schema=HISTORY_COLUMNS)
+        history = pa.table(
+            {
+                "source_id": rows.column("event_id"),
+                "source_date": rows.column("end_date"),
+                "player_id": rows.column("player_id"),
+                "rating_before": pa.array(before, pa.float64()),
+                "rating_after": pa.array(after, pa.float64(), mask=np.isnan(after)),
+                "placement": rows.column("placement"),
+                "num_players": rows.column("num_players"),
+                "percentile": pa.array(pct, pa.float64()),
+                "tournament_value": pa.array(np.repeat(value, np.diff(event_start)), pa.float64()),
+            },
+            schema=HISTORY_COLUMNS,
+        )
         return MonthOutput(state, listed_table(state), history)
 
     def encode_state(self, state: DipPouchState) -> dict:
-        return {"ids": state.ids, "rating": state.rating, "events": state.events, "last_event": state.last_event,
-                "country": state.country_names(), "from_registry": state.from_registry}
+        return {
+            "ids": state.ids,
+            "rating": state.rating,
+            "events": state.events,
+            "last_event": state.last_event,
+            "country": state.country_names(),
+            "from_registry": state.from_registry,
+        }
 
     def decode_state(self, data: dict) -> DipPouchState:
-        state = DipPouchState(data["rating"], data["events"], data["last_event"],
-                              from_registry=data["from_registry"], numbers=numbered(list(data["ids"])))
+        state = DipPouchState(
+            data["rating"],
+            data["events"],
+            data["last_event"],
+            from_registry=data["from_registry"],
+            numbers=numbered(list(data["ids"])),
+        )
         state.country = np.array([state.country_code(name) for name in data["country"]], np.int32)
         return state
 
@@ -261,20 +320,31 @@ def table_order(state: DipPouchState, touched: np.ndarray) -> np.ndarray:
 def listed_table(state: DipPouchState) -> pa.Table:
     """Everyone with an event of value above 0, by rating then player_id, with shared and national ranks."""
     order = state.order  # the step's, after its events
+    if order is None:
+        raise ValueError("a listed table needs the order of a state a step produced")
     n = len(order)
     rank, ratings, events, last, name_offsets, names, named, national = kernel.listed_columns(
-        order, state.rating, state.events, state.last_event, state.country, len(state.countries),
-        *string_buffers(country_array(state)))
+        order,
+        state.rating,
+        state.events,
+        state.last_event,
+        state.country,
+        len(state.countries),
+        *string_buffers(country_array(state)),
+    )
     with_country = np.packbits(named, bitorder="little")
-    return pa.Table.from_arrays([
-        array_of(pa.int64(), n, rank),
-        id_array(state).take(array_of(pa.int64(), n, order)),
-        array_of(pa.float64(), n, ratings),
-        array_of(pa.int64(), n, events),
-        array_of(pa.date32(), n, last, np.packbits(last != NO_EVENT_DAY, bitorder="little")),
-        pa.StringArray.from_buffers(n, pa.py_buffer(name_offsets), pa.py_buffer(names), pa.py_buffer(with_country)),
-        array_of(pa.int64(), n, national, with_country),
-    ], schema=RANKING_COLUMNS)
+    return pa.Table.from_arrays(
+        [
+            array_of(pa.int64(), n, rank),
+            id_array(state).take(array_of(pa.int64(), n, order)),
+            array_of(pa.float64(), n, ratings),
+            array_of(pa.int64(), n, events),
+            array_of(pa.date32(), n, last, np.packbits(last != NO_EVENT_DAY, bitorder="little")),
+            pa.StringArray.from_buffers(n, pa.py_buffer(name_offsets), pa.py_buffer(names), pa.py_buffer(with_country)),
+            array_of(pa.int64(), n, national, with_country),
+        ],
+        schema=RANKING_COLUMNS,
+    )
 
 
 def country_array(state: DipPouchState) -> pa.Array:
@@ -289,4 +359,3 @@ def id_array(state: DipPouchState) -> pa.Array:
     """The state's ids as an Arrow array: a view of the numbering's bytes (converting every id
     again each month cost more than the month's rating itself)."""
     return strings_of(state.numbers.offsets, state.numbers.pool, state.count)
-

@@ -13,6 +13,7 @@ comparing two keys gives the pairwise score. Keys sort worst first:
 pipeline.systems.diwz.kernel applies the same keys, with these category numbers, to the
 month's rows in compiled code; these functions state the rule for readers and the reports.
 """
+
 from __future__ import annotations
 
 from pipeline.systems.games import Game, PowerResult
@@ -42,6 +43,7 @@ def finish_key(power: PowerResult, powers_in_game: int, supply_centres: int) -> 
     if power.result == "draw":
         return (DRAW, 0)
     if power.result == "eliminated":
+        assert power.eliminated_year is not None, "validated games give every eliminated power its year"
         return (ELIMINATED, int(power.eliminated_year))
     # survived and anarchy: eliminated at the end with their centres (an anarchy power keeps them).
     return (OUTSIDE_RESULT, end_of_game_tier(power.centres, powers_in_game, supply_centres))
@@ -60,4 +62,3 @@ def pairwise_score(own: FinishKey, opponent: FinishKey) -> float:
     if own == opponent:
         return 0.5
     return 0.0
-

@@ -51,33 +51,40 @@ The kernels are compiled without numba's test of every divisor for zero
 (kernels.numpy_division_njit): each divisor is a count of at least one result, 20 plus a
 count, or 1 plus a positive power.
 """
+
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
 from pipeline.systems.kernels import numpy_division_njit, plain_njit
 from pipeline.systems.kernels.calendar import add_years, civil_from_days, days_from_civil  # noqa: F401
 from pipeline.systems.kernels.ids import (
-    bit_at, copy_words, is_name, kept_string_buffers, longest_run, name_words, run_end, string_words,
+    bit_at,
+    copy_words,
+    is_name,
+    kept_string_buffers,
+    longest_run,
+    name_words,
+    run_end,
+    string_words,
 )
 from pipeline.systems.kernels.sort import stable_order
 
-from pipeline.systems.diwz.finish import DRAW, ELIMINATED, OUTSIDE_RESULT, SOLO
-
-START_RATING = 1600          # the newcomer's and the average rating (seed part I, 2)
-SLOPE = 0.0025               # rule 2.1
-SCALE = 800                  # rule 2.4
-DEVELOPMENT = 20             # rule 2.5: new = old + (TE - old) * n / (20 + n)
-MIN_RESULTS = 3              # rule 2.5: fewer results wait for the next game
-MIN_FIRST_RESULTS = 5        # rule 2.6
-STRIKE_OFF_YEARS = 2         # rules 1.5 and 4.4
+START_RATING = 1600  # the newcomer's and the average rating (seed part I, 2)
+SLOPE = 0.0025  # rule 2.1
+SCALE = 800  # rule 2.4
+DEVELOPMENT = 20  # rule 2.5: new = old + (TE - old) * n / (20 + n)
+MIN_RESULTS = 3  # rule 2.5: fewer results wait for the next game
+MIN_FIRST_RESULTS = 5  # rule 2.6
+STRIKE_OFF_YEARS = 2  # rules 1.5 and 4.4
 # The Erstzahl iteration contracts (its slope stays within (-0.16, 1)), so it stops long before
 # this; the cap only guarantees termination should floats ever cycle across an integer.
 MAX_FIRST_RATING_STEPS = 10_000
 
-TEN = 10.0                   # the base of W's power, passed to the kernels at run time
-W_SPAN = 4096                # W of whole-rating differences -W_SPAN..W_SPAN comes from a table
+TEN = 10.0  # the base of W's power, passed to the kernels at run time
+W_SPAN = 4096  # W of whole-rating differences -W_SPAN..W_SPAN comes from a table
 NO_DAY = -(2**31)
 
 # A player's record, one 64-byte row of `records` per player number.
@@ -86,19 +93,19 @@ RECORD = np.dtype(
         ("rating", np.int64),
         ("pending_opponent", np.int64, (MIN_RESULTS - 1,)),  # waiting results' opponent ratings
         ("evaluations", np.int64),
-        ("keeps_until", np.int32),       # last day the rating stands without an evaluation
+        ("keeps_until", np.int32),  # last day the rating stands without an evaluation
         ("last_evaluated", np.int32),
-        ("rated_since", np.int32),       # the day a never-evaluated rating was given
-        ("collected_count", np.int32),   # newcomer: results toward the Erstzahl ...
-        ("collected_score", np.int32),   # ... their doubled sum
-        ("collected_last", np.int32),    # ... the row of the newest in `collected`, or -1
-        ("rated", np.bool_),             # the player holds a rating
-        ("pending_count", np.int8),      # rated player: results waiting (fewer than MIN_RESULTS)
-        ("pending_score", np.int8, (MIN_RESULTS - 1,)),      # ... their doubled scores
+        ("rated_since", np.int32),  # the day a never-evaluated rating was given
+        ("collected_count", np.int32),  # newcomer: results toward the Erstzahl ...
+        ("collected_score", np.int32),  # ... their doubled sum
+        ("collected_last", np.int32),  # ... the row of the newest in `collected`, or -1
+        ("rated", np.bool_),  # the player holds a rating
+        ("pending_count", np.int8),  # rated player: results waiting (fewer than MIN_RESULTS)
+        ("pending_score", np.int8, (MIN_RESULTS - 1,)),  # ... their doubled scores
     ],
     align=True,
 )
-UNKNOWN_PLAYER = np.zeros((), dtype=RECORD)   # the record of a player never seen
+UNKNOWN_PLAYER = np.zeros((), dtype=RECORD)  # the record of a player never seen
 for _name in ("keeps_until", "last_evaluated", "rated_since"):
     UNKNOWN_PLAYER[_name] = NO_DAY
 UNKNOWN_PLAYER["collected_last"] = -1
@@ -222,9 +229,12 @@ def result_category(data, start, end):
 
     Read without a branch on the bytes (kernels.ids.string_words)."""
     words = string_words(data, start, end)
-    return (OUTSIDE_RESULT + np.int64(is_name(words, _DRAW_NAME)) * (DRAW - OUTSIDE_RESULT)
-            + np.int64(is_name(words, _SOLO_NAME)) * (SOLO - OUTSIDE_RESULT)
-            + np.int64(is_name(words, _ELIMINATED_NAME)) * (ELIMINATED - OUTSIDE_RESULT))
+    return (
+        OUTSIDE_RESULT
+        + np.int64(is_name(words, _DRAW_NAME)) * (DRAW - OUTSIDE_RESULT)
+        + np.int64(is_name(words, _SOLO_NAME)) * (SOLO - OUTSIDE_RESULT)
+        + np.int64(is_name(words, _ELIMINATED_NAME)) * (ELIMINATED - OUTSIDE_RESULT)
+    )
 
 
 @njit(cache=True, inline="always")
@@ -234,8 +244,7 @@ def finish_key(category, centres, eliminated_year, powers, supply_centres):
     outside the solo or draw ("fewer than VZ/N" and "fewer than 2·VZ/N", compared in integers,
     rule 2.3.4), else 0."""
     tier = np.int64(centres * powers >= supply_centres) + np.int64(centres * powers >= 2 * supply_centres)
-    return (np.int64(category == ELIMINATED) * eliminated_year
-            + np.int64(category == OUTSIDE_RESULT) * tier)
+    return np.int64(category == ELIMINATED) * eliminated_year + np.int64(category == OUTSIDE_RESULT) * tier
 
 
 _KEY_LIMIT = 1 << 40
@@ -318,9 +327,8 @@ def unpacked_finish_values(first, end, supply_centres, finish_columns, finish, a
     for k in range(powers):
         row = first + k
         category[k] = result_category(result_data, result_offsets[row], result_offsets[row + 1])
-        key[k] = finish_key(category[k], centres[row], elimination_year(eliminated_year, row), powers,
-                            supply_centres)
-    finish_values(category, key, 0, powers, finish[at:at + powers])
+        key[k] = finish_key(category[k], centres[row], elimination_year(eliminated_year, row), powers, supply_centres)
+    finish_values(category, key, 0, powers, finish[at : at + powers])
 
 
 @numpy_division_njit
@@ -373,7 +381,7 @@ def parse_month(game_id, result, player_id, rated, day, supply_centres, centres,
     else:
         game_ids = player_ids = (np.zeros(1, np.int32), np.zeros(0, np.uint8))
         days = kept_day[:0]
-    return game_start[:games + 1], game_day[:games], keep, finish[:kept], results_needed, game_ids, player_ids, days
+    return game_start[: games + 1], game_day[:games], keep, finish[:kept], results_needed, game_ids, player_ids, days
 
 
 # --- newcomers' collected results (rule 2.6) --------------------------------------------------
@@ -603,8 +611,13 @@ def game_powers(widest, collections):
     """Room for the standing and the rated powers of a game of up to `widest` powers, and for a
     newcomer's collection of up to `collections` results (take_first_rating)."""
     standing = (np.zeros(widest, np.bool_), np.zeros(widest, np.int64), np.zeros(widest, np.int64))
-    rated = (np.zeros(widest, np.int64), np.zeros(widest, np.int64), np.zeros(widest, np.float64),
-             np.zeros(widest, np.int64), np.zeros(widest, np.int64))
+    rated = (
+        np.zeros(widest, np.int64),
+        np.zeros(widest, np.int64),
+        np.zeros(widest, np.float64),
+        np.zeros(widest, np.int64),
+        np.zeros(widest, np.int64),
+    )
     return standing, rated, (np.empty(collections, np.int64), np.empty(collections, np.float64))
 
 
@@ -907,7 +920,7 @@ def _write_int(buffer, at, value):
     return end
 
 
-_LONGEST_ENTRY = 41   # the longest display string: two int64 values (20 characters each) and "-"
+_LONGEST_ENTRY = 41  # the longest display string: two int64 values (20 characters each) and "-"
 
 
 @numpy_division_njit
@@ -923,7 +936,7 @@ def rankings(records, count, id_rank, id_offsets, id_bytes):
     # About half the players known are listed, in no order a branch could predict: both passes
     # write every player and count the listed ones (a branch on `rated` would mispredict about
     # every other player).
-    at_rank = np.empty(count, np.int64)    # by place in id order: the player number, or -1
+    at_rank = np.empty(count, np.int64)  # by place in id order: the player number, or -1
     rating_at = np.empty(count, np.int64)
     evaluations_at = np.empty(count, np.int64)
     last_at = np.empty(count, np.int32)

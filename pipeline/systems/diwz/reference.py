@@ -6,6 +6,7 @@ values with the same columns as pipeline.systems.diwz.rules. Sums of expectation
 order as the fast path (waiting results first, then the game's opponents in power order), so
 the two agree to the last bit.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -158,11 +159,18 @@ def reference_diwz(
                     mine.append((points, before[other]))
                 person = people[pid]
                 row = {
-                    "source_id": game["game_id"], "source_date": day, "player_id": pid,
-                    "rating_before": None, "rating_after": None,
-                    "score": float(sum(p for p, _ in mine)), "opponents": len(mine),
+                    "source_id": game["game_id"],
+                    "source_date": day,
+                    "player_id": pid,
+                    "rating_before": None,
+                    "rating_after": None,
+                    "score": float(sum(p for p, _ in mine)),
+                    "opponents": len(mine),
                     "niveau": sum(r for _, r in mine) / len(mine) if mine else None,
-                    "expected": None, "performance": None, "pooled": False, "evaluations": None,
+                    "expected": None,
+                    "performance": None,
+                    "pooled": False,
+                    "evaluations": None,
                 }
                 if before[pid] is None:
                     everything = person["collected"] + mine
@@ -174,10 +182,14 @@ def reference_diwz(
                         points = float(sum(p for p, _ in everything))
                         we = _we(first, everything)
                         row.update(
-                            rating_after=float(first), score=points, opponents=n,
-                            niveau=sum(r for _, r in everything) / n, expected=we,
+                            rating_after=float(first),
+                            score=points,
+                            opponents=n,
+                            niveau=sum(r for _, r in everything) / n,
+                            expected=we,
                             performance=first + (points - we) * 800 / n,
-                            pooled=len(person["collected"]) > 0, evaluations=1,
+                            pooled=len(person["collected"]) > 0,
+                            evaluations=1,
                         )
                         person.update(rating=first, count=1, last=day, since=day, waiting=[], collected=[])
                 else:
@@ -194,9 +206,14 @@ def reference_diwz(
                         te = old + (points - we) * 800 / n
                         new = half_up_int(old + (te - old) * n / (20 + n))
                         row.update(
-                            rating_after=float(new), score=points, opponents=n,
-                            niveau=sum(r for _, r in everything) / n, expected=we, performance=te,
-                            pooled=len(person["waiting"]) > 0, evaluations=person["count"] + 1,
+                            rating_after=float(new),
+                            score=points,
+                            opponents=n,
+                            niveau=sum(r for _, r in everything) / n,
+                            expected=we,
+                            performance=te,
+                            pooled=len(person["waiting"]) > 0,
+                            evaluations=person["count"] + 1,
                         )
                         person.update(rating=new, count=person["count"] + 1, last=day, waiting=[])
                 history.append(row)
@@ -213,8 +230,11 @@ def reference_diwz(
             better = sum(1 for other in listed if people[other]["rating"] > person["rating"])
             rankings.append(
                 {
-                    "rank": better + 1, "player_id": pid, "rating": float(person["rating"]),
-                    "evaluations": person["count"], "display": f"{person['rating']}-{person['count']}",
+                    "rank": better + 1,
+                    "player_id": pid,
+                    "rating": float(person["rating"]),
+                    "evaluations": person["count"],
+                    "display": f"{person['rating']}-{person['count']}",
                     "last_evaluated": person["last"],
                 }
             )

@@ -44,6 +44,7 @@ Where the rules are silent:
   - Sums of W run in the order the results were gathered (waiting ones first, then the game's
     opponents in power order), so the float result is reproducible.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -56,25 +57,36 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.months import Month
+from pipeline.systems.base import (
+    MonthInput,
+    MonthOutput,
+    PublishedList,
+    history_schema,
+    model_columns,
+    rankings_schema,
+)
 from pipeline.systems.diwz import kernel
+from pipeline.systems.diwz.kernel import (  # noqa: F401  (the rule constants, re-exported)
+    DEVELOPMENT,
+    MAX_FIRST_RATING_STEPS,
+    MIN_FIRST_RESULTS,
+    MIN_RESULTS,
+    SCALE,
+    SLOPE,
+    START_RATING,
+    STRIKE_OFF_YEARS,
+)
 from pipeline.systems.kernels.arrays import resized
 from pipeline.systems.kernels.ids import array_of, boolean_bits, kept_rows, string_buffers, validity_bits
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
 from pipeline.systems.kernels.sort import extend_id_order
-from pipeline.systems.base import (
-    MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
-)
-from pipeline.systems.diwz.kernel import (  # noqa: F401  (the rule constants, re-exported)
-    DEVELOPMENT, MAX_FIRST_RATING_STEPS, MIN_FIRST_RESULTS, MIN_RESULTS, SCALE, SLOPE, START_RATING,
-    STRIKE_OFF_YEARS,
-)
 from schemas.diwz import DiWZHistory, DiWZRankings
 
 ERSTZAHL = "erstzahl"
 START_1600 = "start_1600"
 NEWCOMER_MODES = (ERSTZAHL, START_1600)
 
-Result = tuple[float, int]   # (pairwise score, the opponent's rating before the game)
+Result = tuple[float, int]  # (pairwise score, the opponent's rating before the game)
 
 RANKINGS_SCHEMA = rankings_schema(*model_columns(DiWZRankings))
 
@@ -86,8 +98,15 @@ NO_DAY = kernel.NO_DAY
 # The record fields a checkpoint stores as they are; keeps_until and the collections' rows are
 # derived again on decoding, and the collected results are stored flat.
 STORED_FIELDS = (
-    "rated", "rating", "evaluations", "last_evaluated", "rated_since",
-    "pending_count", "pending_score", "pending_opponent", "collected_count",
+    "rated",
+    "rating",
+    "evaluations",
+    "last_evaluated",
+    "rated_since",
+    "pending_count",
+    "pending_score",
+    "pending_opponent",
+    "collected_count",
 )
 
 
@@ -116,8 +135,8 @@ class PlayerIndex:
 
     def __init__(self, numbers: PlayerNumbers | None = None, order: np.ndarray | None = None) -> None:
         self.numbers = PlayerNumbers() if numbers is None else numbers
-        self.order = np.zeros(0, dtype=np.int64) if order is None else order   # the numbers in id order
-        self.rank = np.zeros(0, dtype=np.int64)                                # each number's place in `order`
+        self.order = np.zeros(0, dtype=np.int64) if order is None else order  # the numbers in id order
+        self.rank = np.zeros(0, dtype=np.int64)  # each number's place in `order`
         self._extend_order(len(self.order))
 
     @classmethod
@@ -178,8 +197,8 @@ class PlayerArrays:
     results (kernel.COLLECTED rows, the first `collected_rows` in use, the rest room for the
     month's)."""
 
-    records: np.ndarray         # kernel.RECORD [players]
-    collected: np.ndarray       # kernel.COLLECTED [rows]
+    records: np.ndarray  # kernel.RECORD [players]
+    collected: np.ndarray  # kernel.COLLECTED [rows]
     collected_rows: int
 
     @classmethod
@@ -215,9 +234,9 @@ class PlayerRecord:
     rating: int | None
     evaluations: int
     last_evaluated: dt.date | None
-    rated_since: dt.date | None          # the day a never-evaluated rating was given
-    pending: list[Result]                # rated player: results waiting (n < 3)
-    collected: list[Result]              # newcomer: results toward the Erstzahl
+    rated_since: dt.date | None  # the day a never-evaluated rating was given
+    pending: list[Result]  # rated player: results waiting (n < 3)
+    collected: list[Result]  # newcomer: results toward the Erstzahl
 
 
 @dataclass(frozen=True)
@@ -252,8 +271,10 @@ class PlayerRecords(Mapping[str, PlayerRecord]):
             evaluations=int(record["evaluations"]),
             last_evaluated=day_of(record["last_evaluated"]),
             rated_since=day_of(record["rated_since"]),
-            pending=[(int(record["pending_score"][slot]) / 2, int(record["pending_opponent"][slot]))
-                     for slot in range(int(record["pending_count"]))],
+            pending=[
+                (int(record["pending_score"][slot]) / 2, int(record["pending_opponent"][slot]))
+                for slot in range(int(record["pending_count"]))
+            ],
             collected=arrays.collected_results(number),
         )
 
@@ -272,11 +293,11 @@ class MonthGames:
     """The month's rated games: per game its first row and day; per row (power, in processing
     order) the responsible player's number and its finish value."""
 
-    game_start: np.ndarray       # int64 [games + 1]
-    game_day: np.ndarray         # int64 [games]
-    finish: np.ndarray           # int64 [rows], finish values (kernel.parse_month)
-    players: np.ndarray          # int32 [rows]
-    results_needed: int          # the most results the month's newcomers could collect
+    game_start: np.ndarray  # int64 [games + 1]
+    game_day: np.ndarray  # int64 [games]
+    finish: np.ndarray  # int64 [rows], finish values (kernel.parse_month)
+    players: np.ndarray  # int32 [rows]
+    results_needed: int  # the most results the month's newcomers could collect
     game_id: pa.Array
     finished_on: pa.Array
     player_id: pa.Array
@@ -304,9 +325,14 @@ def month_games(results: pa.Table, index: PlayerIndex) -> MonthGames:
         rated = pc.fill_null(rated, False)
     year = array("eliminated_year")
     game_start, game_day, keep, finish, results_needed, kept_games, kept_players, kept_days = kernel.parse_month(
-        string_buffers(game_id), string_buffers(array("result")), string_buffers(player_id),
-        (boolean_bits(rated), rated.offset), values(finished_on.view(pa.int32())),
-        numbers("supply_centres", 34), numbers("centres", 0), (values(year), validity_bits(year), year.offset),
+        string_buffers(game_id),
+        string_buffers(array("result")),
+        string_buffers(player_id),
+        (boolean_bits(rated), rated.offset),
+        values(finished_on.view(pa.int32())),
+        numbers("supply_centres", 34),
+        numbers("centres", 0),
+        (values(year), validity_bits(year), year.offset),
     )
     kept = len(finish)
     if kept < results.num_rows:
@@ -330,7 +356,10 @@ class DiWZ:
     title: ClassVar[str] = "DiWZ (Diplomacy-Wertungszahl)"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = True
-    rating_bounds: ClassVar[tuple[float | None, float | None]] = (100.0, 3500.0)  # plausible Elo-style numbers; outside means a defect
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (
+        100.0,
+        3500.0,
+    )  # plausible Elo-style numbers; outside means a defect
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = DiWZRankings
     history_model: ClassVar[type] = DiWZHistory
@@ -353,9 +382,9 @@ class DiWZ:
         arrays = PlayerArrays.empty(len(ids))
         if ids:
             entries = np.array(list(self.initial_ratings.values()), dtype=np.int64)
-            arrays.records["rated"][:len(ids)] = True
-            arrays.records["rating"][:len(ids)] = entries[:, 0]
-            arrays.records["evaluations"][:len(ids)] = entries[:, 1]
+            arrays.records["rated"][: len(ids)] = True
+            arrays.records["rating"][: len(ids)] = entries[:, 0]
+            arrays.records["evaluations"][: len(ids)] = entries[:, 1]
         return DiWZState(first_month=None, index=PlayerIndex.of(ids), count=len(ids), arrays=arrays)
 
     def state_from_list(self, published: PublishedList) -> DiWZState:
@@ -367,17 +396,23 @@ class DiWZ:
         records = np.empty(len(ids), dtype=kernel.RECORD)
         records[:] = kernel.UNKNOWN_PLAYER
         records["rated"] = True
-        records["rating"] = np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64).astype(np.int64)
+        records["rating"] = np.asarray(rows.column("rating").to_numpy(zero_copy_only=False), np.float64).astype(
+            np.int64
+        )
         records["evaluations"] = rows.column("evaluations").to_numpy(zero_copy_only=False)
         last = [NO_DAY if day is None else day_number(day) for day in rows.column("last_evaluated").to_pylist()]
         records["last_evaluated"] = last
         records["rated_since"] = np.where(records["evaluations"] == 0, day_number(published.as_of), NO_DAY)
         month = published.month
-        return self.decode_state({
-            "first_month": (month.year, month.month), "ids": ids,
-            **{name: records[name] for name in STORED_FIELDS},
-            "collected_score": np.zeros(0, np.int8), "collected_opponent": np.zeros(0, np.int64),
-        })
+        return self.decode_state(
+            {
+                "first_month": (month.year, month.month),
+                "ids": ids,
+                **{name: records[name] for name in STORED_FIELDS},
+                "collected_score": np.zeros(0, np.int8),
+                "collected_opponent": np.zeros(0, np.int64),
+            }
+        )
 
     def step(self, state: DiWZState, month_input: MonthInput) -> MonthOutput:
         """Evaluate the month's rated games in order, strike off expired ratings, list the rest."""
@@ -395,8 +430,11 @@ class DiWZ:
         bootstrap = self.newcomers == ERSTZAHL and not self.initial_ratings and month == first_month
         history = kernel.rate_month(
             (games.game_start, games.game_day, games.finish, games.players),
-            arrays.records, arrays.collected, arrays.collected_rows,
-            (self.newcomers == START_1600 or bootstrap, clock_day, day_number(month.last_day)), (w_table(), kernel.TEN),
+            arrays.records,
+            arrays.collected,
+            arrays.collected_rows,
+            (self.newcomers == START_1600 or bootstrap, clock_day, day_number(month.last_day)),
+            (w_table(), kernel.TEN),
         )
         return MonthOutput(
             state=DiWZState(first_month=first_month, index=index, count=count, arrays=arrays),
@@ -430,10 +468,13 @@ class DiWZ:
         kernel.set_keeps_until(records, n)
         scores = np.asarray(data["collected_score"], dtype=np.int8)
         collected = kernel.linked_collections(
-            records, n, scores, np.asarray(data["collected_opponent"], dtype=np.int64), 0)
+            records, n, scores, np.asarray(data["collected_opponent"], dtype=np.int64), 0
+        )
         return DiWZState(
             first_month=None if first_month is None else Month(*first_month),
-            index=PlayerIndex.of(ids), count=n, arrays=PlayerArrays(records, collected, len(scores)),
+            index=PlayerIndex.of(ids),
+            count=n,
+            arrays=PlayerArrays(records, collected, len(scores)),
         )
 
 
@@ -445,7 +486,9 @@ def _from_records(data: Mapping[str, Any]) -> dict[str, Any]:
     records[:] = kernel.UNKNOWN_PLAYER
     scores: list[int] = []
     opponents: list[int] = []
-    for record, (rating, evaluations, last_evaluated, rated_since, pending, collected) in zip(records, players.values()):
+    for record, (rating, evaluations, last_evaluated, rated_since, pending, collected) in zip(
+        records, players.values()
+    ):
         record["rated"] = rating is not None
         record["rating"] = 0 if rating is None else rating
         record["evaluations"] = evaluations
@@ -478,7 +521,8 @@ def checked_initial_ratings(initial: Mapping[str, tuple[int, int]]) -> dict[str,
         if not isinstance(player_id, str) or not player_id:
             raise ValueError(f"DiWZ initial_ratings: player id must be a non-empty string, not {player_id!r}")
         if (
-            not isinstance(entry, (tuple, list)) or len(entry) != 2
+            not isinstance(entry, (tuple, list))
+            or len(entry) != 2
             or not all(isinstance(value, int) and not isinstance(value, bool) for value in entry)
             or entry[1] < 0
         ):
@@ -496,18 +540,25 @@ def history_table(games: MonthGames, columns: tuple[np.ndarray, np.ndarray, np.n
     floats, integers, flags = columns
     rows = floats.shape[1]
     pooled, before_ok, after_ok, niveau_ok, expected_ok, performance_ok, evaluations_ok = np.packbits(
-        flags, axis=1, bitorder="little")
+        flags, axis=1, bitorder="little"
+    )
 
     def column(kind: pa.DataType, data: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
         return array_of(kind, rows, data, valid)
 
     return pa.Table.from_arrays(
         [
-            games.game_id, games.finished_on, games.player_id,
-            column(pa.float64(), floats[0], before_ok), column(pa.float64(), floats[1], after_ok),
-            column(pa.float64(), floats[2]), column(pa.int64(), integers[0]),
-            column(pa.float64(), floats[3], niveau_ok), column(pa.float64(), floats[4], expected_ok),
-            column(pa.float64(), floats[5], performance_ok), column(pa.bool_(), pooled),
+            games.game_id,
+            games.finished_on,
+            games.player_id,
+            column(pa.float64(), floats[0], before_ok),
+            column(pa.float64(), floats[1], after_ok),
+            column(pa.float64(), floats[2]),
+            column(pa.int64(), integers[0]),
+            column(pa.float64(), floats[3], niveau_ok),
+            column(pa.float64(), floats[4], expected_ok),
+            column(pa.float64(), floats[5], performance_ok),
+            column(pa.bool_(), pooled),
             column(pa.int64(), integers[1], evaluations_ok),
         ],
         schema=HISTORY_SCHEMA,
@@ -517,7 +568,8 @@ def history_table(games: MonthGames, columns: tuple[np.ndarray, np.ndarray, np.n
 def rankings_table(index: PlayerIndex, count: int, arrays: PlayerArrays) -> pa.Table:
     """The list: established players by rating desc, then player_id; equal ratings share a rank."""
     columns, rating, last_evaluated, id_offsets, ids, offsets, text = kernel.rankings(
-        arrays.records, count, index.rank, *index.buffers())
+        arrays.records, count, index.rank, *index.buffers()
+    )
     listed = len(rating)
     dated = np.packbits(last_evaluated != NO_DAY, bitorder="little")
     return pa.Table.from_arrays(

@@ -14,6 +14,7 @@ caller turns the row outputs into Arrow tables. Game points use integer half-up 
 a k-way draw share of V hundredths is floor((2V + k) / 2k), exactly round_half_up(V / k, 2).
 Slice assignments are written as loops: numba compiles them far more slowly.
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -43,6 +44,7 @@ SURVIVED_CENTRE_CENTS = 1
 # Calendar arithmetic on day numbers (proleptic Gregorian, like datetime.date)
 # ---------------------------------------------------------------------------------------------
 
+
 @plain_njit
 def last_day_before(day, years):
     """The latest day L with add_years(L, years) < day.
@@ -61,6 +63,7 @@ def last_day_before(day, years):
 # Rows from Arrow string columns (offsets + UTF-8 bytes)
 # ---------------------------------------------------------------------------------------------
 
+
 @plain_njit
 def _is_counted(variant_offsets, variant_data, variant_validity, variant_bit, r, name_offsets, names):
     """Whether row r's variant (Arrow offsets, bytes, and validity bitmap with its bit offset,
@@ -75,8 +78,19 @@ def _is_counted(variant_offsets, variant_data, variant_validity, variant_bit, r,
 
 
 @njit(cache=True)
-def counted_games(variant_offsets, variant_data, variant_validity, variant_bit, name_offsets, names,
-                  game_offsets, game_data, codes, centres, days):
+def counted_games(
+    variant_offsets,
+    variant_data,
+    variant_validity,
+    variant_bit,
+    name_offsets,
+    names,
+    game_offsets,
+    game_data,
+    codes,
+    centres,
+    days,
+):
     """The games of a counted variant (one of the names): whether each row is kept, where each
     game starts among the kept rows, then their number, and the kept rows' result codes,
     centres and days. A game is a run of rows with equal game ids (Arrow string
@@ -98,8 +112,7 @@ def counted_games(variant_offsets, variant_data, variant_validity, variant_bit, 
         if r == 0 or not same_string(game_data, start, stop, word, game_offsets[r], game_offsets[r + 1]):
             start, stop = game_offsets[r], game_offsets[r + 1]
             word = prefix(game_data, start, stop)
-            counting = _is_counted(variant_offsets, variant_data, variant_validity, variant_bit, r, name_offsets,
-                                   names)
+            counting = _is_counted(variant_offsets, variant_data, variant_validity, variant_bit, r, name_offsets, names)
             if counting:
                 starts[games] = n_kept
                 games += 1
@@ -110,11 +123,11 @@ def counted_games(variant_offsets, variant_data, variant_validity, variant_bit, 
             kept_days[n_kept] = days[r]
             n_kept += 1
     starts[games] = n_kept
-    return keep, starts[:games + 1], kept_codes[:n_kept], kept_centres[:n_kept], kept_days[:n_kept]
+    return keep, starts[: games + 1], kept_codes[:n_kept], kept_centres[:n_kept], kept_days[:n_kept]
 
 
 _NAME_SLOTS = 64
-_NAME_SHIFT = np.uint64(58)   # the top six bits of a product pick one of the 64 slots
+_NAME_SHIFT = np.uint64(58)  # the top six bits of a product pick one of the 64 slots
 _AMBIGUOUS = -2
 
 
@@ -204,7 +217,7 @@ def sort_players(players, points, games, last, id_offsets, id_bytes):
         g_low, g_high = min(g_low, games[q]), max(g_high, games[q])
         l_low, l_high = min(l_low, np.int64(last[q])), max(l_high, np.int64(last[q]))
     g_span, l_span = g_high - g_low + 1, l_high - l_low + 1
-    if float(p_high - p_low + 1) * float(g_span) * float(l_span) >= 2.0 ** 62:
+    if float(p_high - p_low + 1) * float(g_span) * float(l_span) >= 2.0**62:
         return _sort_by_each_key(players, points, games, last, id_offsets, id_bytes)
     keys = np.empty(n, dtype=np.int64)
     for i in range(n):
@@ -421,7 +434,7 @@ LiveMonth = namedtuple("LiveMonth", "table candidates expiring expiry_days")
 
 @njit(cache=True)
 def _ending_listings(previous_order, last, month_start, expired_through):
-    """"Players who haven't finished any games in the last two years are removed from the list":
+    """ "Players who haven't finished any games in the last two years are removed from the list":
     last month's players whose listings end by the month end (last game + 2 years), earliest
     end first, with the days they end."""
     ending = previous_order[last[previous_order] <= expired_through]
@@ -437,8 +450,9 @@ def _ending_listings(previous_order, last, month_start, expired_through):
 def _before_game(day, next_expiry, n_movers, live, keys):
     """The live table as a game on `day` finds it: the listings ended by then removed (from
     entry next_expiry of the LiveMonth's), the top brought back to size; returns the next entry."""
-    next_expiry = _end_listings(day, live.expiring, live.expiry_days, next_expiry, live.candidates.month_start,
-                                live.table, keys)
+    next_expiry = _end_listings(
+        day, live.expiring, live.expiry_days, next_expiry, live.candidates.month_start, live.table, keys
+    )
     if _unbalanced(live.table):
         _rebalance(live.candidates, n_movers, live.table, keys)
     return next_expiry
@@ -452,8 +466,20 @@ def _contribution(p, result, contributions, table, keys):
         c = contributions.unlisted
         if table.in_top[p] and result != ANARCHY:
             last_scoring = contributions.by_position.shape[0] - 1
-            position = top_counts.rank(table.top, table.meta[ABOVE], p, last_scoring, keys.points, keys.games,
-                                       keys.last, keys.id_offsets, keys.id_bytes) + 1
+            position = (
+                top_counts.rank(
+                    table.top,
+                    table.meta[ABOVE],
+                    p,
+                    last_scoring,
+                    keys.points,
+                    keys.games,
+                    keys.last,
+                    keys.id_offsets,
+                    keys.id_bytes,
+                )
+                + 1
+            )
             if position <= last_scoring:
                 c = contributions.by_position[position]
     else:
@@ -530,7 +556,7 @@ def _play_games(month, contributions, keys, tallies, out, movers, live):
     rookie_rows = np.empty(month.player.shape[0], dtype=np.int64)
     victory_best, victories, rookie_best, rookies = np.int64(0), 0, np.int64(0), 0
     n_movers, next_expiry = 0, 0
-    day = -2**31
+    day = -(2**31)
     restart_through = 0
     for g in range(month.day.shape[0]):
         if month.day[g] != day:
@@ -562,20 +588,25 @@ def _play_games(month, contributions, keys, tallies, out, movers, live):
             out.after[r] = keys.points[p]
             out.value[r] = value
             out.points[r] = earned
-    return (n_movers, next_expiry, (victory_best, victory_rows[:victories].copy()),
-            (rookie_best, rookie_rows[:rookies].copy()))
+    return (
+        n_movers,
+        next_expiry,
+        (victory_best, victory_rows[:victories].copy()),
+        (rookie_best, rookie_rows[:rookies].copy()),
+    )
 
 
 @njit(cache=True)
 def _player_of_the_month(movers, n_movers, points):
-    """"The player with most gained points in a given month gets the title. If 2 or more players
+    """ "The player with most gained points in a given month gets the title. If 2 or more players
     get the same, the title is shared": the best change of table points over the month
     (month-end points minus those carried in) and the players holding it."""
     change_best, changers = np.int64(0), 0
     change_players = np.empty(n_movers, dtype=np.int64)
     for k in range(n_movers):
-        change_best, changers = _tied_best(points[movers.players[k]] - movers.carried_in[k], movers.players[k],
-                                           change_best, changers, change_players)
+        change_best, changers = _tied_best(
+            points[movers.players[k]] - movers.carried_in[k], movers.players[k], change_best, changers, change_players
+        )
     return change_best, change_players[:changers].copy()
 
 
@@ -607,8 +638,9 @@ def run_month(month, previous_order, contributions, keys, tallies, table, out):
     else:
         expiring, expiry_days = previous_order[:0], np.empty(0, dtype=np.int64)
         previous_points = keys.points[:0]
-    live = LiveMonth(table, Candidates(previous_order, previous_points, movers.players, month_start), expiring,
-                     expiry_days)
+    live = LiveMonth(
+        table, Candidates(previous_order, previous_points, movers.players, month_start), expiring, expiry_days
+    )
     n_movers, next_expiry, victories, rookies = _play_games(month, contributions, keys, tallies, out, movers, live)
     if contributions.live:
         _before_game(as_of, next_expiry, n_movers, live, keys)
@@ -626,13 +658,15 @@ def _month_end_order(previous_order, movers, keys, month_start, expired_through)
     month's players into the others' old order, whose comparisons branch unpredictably."""
     previous_last = keys.last[previous_order]
     kept = previous_order[(previous_last < month_start) & (previous_last > expired_through)]
-    return sort_players(np.concatenate((kept, movers)), keys.points, keys.games, keys.last, keys.id_offsets,
-                        keys.id_bytes)
+    return sort_players(
+        np.concatenate((kept, movers)), keys.points, keys.games, keys.last, keys.id_offsets, keys.id_bytes
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Output columns
 # ---------------------------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def table_columns(order, points, games, last, recent, id_offsets, id_bytes):
@@ -657,7 +691,7 @@ def table_columns(order, points, games, last, recent, id_offsets, id_bytes):
         defended[i >> 3] |= np.uint8(games[p] >= GAMES_COUNTED) << np.uint8(i & 7)
         defend[i] = recent[p, games[p] % GAMES_COUNTED] / 100.0
         ids_at[i + 1] = copy_words(id_bytes, id_offsets[p], id_offsets[p + 1], ids, ids_at[i])
-    return points_out, games_out, last_out, defend, defended, ids_at, ids[:ids_at[n]]
+    return points_out, games_out, last_out, defend, defended, ids_at, ids[: ids_at[n]]
 
 
 @plain_njit

@@ -4,11 +4,13 @@ It keeps every player's whole game list, recomputes table points from it wheneve
 needed and sorts the whole table each time a position is asked for: obviously correct,
 quadratic, only for small inputs. Values are exact Decimals; `as_rows` gives the output form.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from pipeline.core.months import Month, add_years
 from pipeline.core.rounding import half_up
@@ -58,7 +60,7 @@ def current_run(entries: list[Entry], upto: dt.date) -> list[Entry]:
     """A player's games up to a date since their last restart."""
     seen = [e for e in entries if e.day <= upto]
     starts = [i for i, e in enumerate(seen) if e.starts_run]
-    return seen[starts[-1]:] if starts else []
+    return seen[starts[-1] :] if starts else []
 
 
 def table_points(run: list[Entry]) -> Decimal:
@@ -68,7 +70,7 @@ def table_points(run: list[Entry]) -> Decimal:
 
 def table_at(games_of: dict[str, list[Entry]], day: dt.date) -> list[dict]:
     """The table as of `day` (listing measured at that date), sorted and ranked."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for pid, entries in games_of.items():
         run = current_run(entries, day)
         if not run:
@@ -76,13 +78,15 @@ def table_at(games_of: dict[str, list[Entry]], day: dt.date) -> list[dict]:
         last = run[-1].day
         if not day < add_years(last, 2):
             continue
-        rows.append({
-            "player_id": pid,
-            "points": table_points(run),
-            "games": len(run),
-            "last_game_date": last,
-            "points_to_defend": run[-10].points if len(run) >= 10 else None,
-        })
+        rows.append(
+            {
+                "player_id": pid,
+                "points": table_points(run),
+                "games": len(run),
+                "last_game_date": last,
+                "points_to_defend": run[-10].points if len(run) >= 10 else None,
+            }
+        )
     rows.sort(key=lambda r: (-r["points"], r["games"], -r["last_game_date"].toordinal(), r["player_id"]))
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
@@ -99,8 +103,9 @@ def winners(values: dict) -> list:
     return sorted(k for k, v in values.items() if v == top)
 
 
-def eagle_reference(games: list[Game], months: list[Month], variants: tuple[str, ...] = ("standard",),
-                    positions: str = "published") -> list[ReferenceMonth]:
+def eagle_reference(
+    games: list[Game], months: list[Month], variants: tuple[str, ...] = ("standard",), positions: str = "published"
+) -> list[ReferenceMonth]:
     """Every month's table, history and awards under the Eagle rules, computed the slow way."""
     games_of: dict[str, list[Entry]] = {}
     log: list[dict] = []  # one dict per counted game: id, day, value, soloist, points by player, rookies
@@ -117,8 +122,10 @@ def eagle_reference(games: list[Game], months: list[Month], variants: tuple[str,
                 ranks = {row["player_id"]: row["rank"] for row in before_table}
             else:
                 ranks = previous_ranks
-            contribs = {p.player_id: Decimal(0) if p.result == "anarchy" else contribution(ranks.get(p.player_id))
-                        for p in game.powers}
+            contribs = {
+                p.player_id: Decimal(0) if p.result == "anarchy" else contribution(ranks.get(p.player_id))
+                for p in game.powers
+            }
             value = sum(contribs.values(), Decimal(0))
             drawers = len([p for p in game.powers if p.result == "draw"])
             earned = {}
@@ -134,16 +141,31 @@ def eagle_reference(games: list[Game], months: list[Month], variants: tuple[str,
                 earned[pid] = pts
                 entries.append(Entry(game.game_id, game.finished_on, pts, restart))
                 after = table_points(current_run(entries, game.finished_on))
-                result.history.append({
-                    "source_id": game.game_id, "source_date": game.finished_on, "player_id": pid,
-                    "rating_before": before, "rating_after": after, "contribution": contribs[pid],
-                    "game_value": value, "points": pts,
-                })
+                result.history.append(
+                    {
+                        "source_id": game.game_id,
+                        "source_date": game.finished_on,
+                        "player_id": pid,
+                        "rating_before": before,
+                        "rating_after": after,
+                        "contribution": contribs[pid],
+                        "game_value": value,
+                        "points": pts,
+                    }
+                )
                 if pid not in players_this_month:
                     players_this_month.append(pid)
             soloists = [p.player_id for p in game.powers if p.result == "solo"]
-            log.append({"game_id": game.game_id, "day": game.finished_on, "value": value,
-                        "soloist": soloists[0] if soloists else None, "earned": earned, "rookies": rookies})
+            log.append(
+                {
+                    "game_id": game.game_id,
+                    "day": game.finished_on,
+                    "value": value,
+                    "soloist": soloists[0] if soloists else None,
+                    "earned": earned,
+                    "rookies": rookies,
+                }
+            )
         result.table = table_at(games_of, month.last_day)
         previous_ranks = {row["player_id"]: row["rank"] for row in result.table if row["rank"] <= 602}
         result.awards = month_awards(month, games_of, players_this_month, log, result.table)
@@ -151,8 +173,9 @@ def eagle_reference(games: list[Game], months: list[Month], variants: tuple[str,
     return out
 
 
-def month_awards(month: Month, games_of: dict[str, list[Entry]], players_this_month: list[str],
-                 log: list[dict], table: list[dict]) -> list[dict]:
+def month_awards(
+    month: Month, games_of: dict[str, list[Entry]], players_this_month: list[str], log: list[dict], table: list[dict]
+) -> list[dict]:
     """Player of the month, plus the year's titles in December."""
     awards = []
     previous_end = month.first_day - dt.timedelta(days=1)
@@ -185,8 +208,13 @@ def month_awards(month: Month, games_of: dict[str, list[Entry]], players_this_mo
 
 
 def _award(award: str, month: Month, player_id: str, value: Decimal, game_id: str | None) -> dict:
-    return {"award": award, "period": str(month) if award == PLAYER_OF_THE_MONTH else str(month.year),
-            "player_id": player_id, "value": value, "game_id": game_id}
+    return {
+        "award": award,
+        "period": str(month) if award == PLAYER_OF_THE_MONTH else str(month.year),
+        "player_id": player_id,
+        "value": value,
+        "game_id": game_id,
+    }
 
 
 def as_rows(rows: list[dict], columns: list[str]) -> list[dict]:

@@ -37,6 +37,7 @@ Decisions where SPEC §3.3 is silent:
 - Months must be stepped consecutively, and a counted game must finish in the stepped month;
   anything else is a ValueError rather than a silently wrong table.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -50,22 +51,33 @@ import pyarrow as pa
 
 from pipeline.core.months import Month
 from pipeline.core.rounding import half_up
+from pipeline.systems.base import (
+    MonthInput,
+    MonthOutput,
+    PublishedList,
+    history_schema,
+    model_columns,
+    rankings_schema,
+)
 from pipeline.systems.eagle import kernel
 from pipeline.systems.eagle import table as eagle_table
 from pipeline.systems.kernels.arrays import resized, room
 from pipeline.systems.kernels.ids import (
-    array_of, kept_rows, longest_run, string_buffers as shared_string_buffers, validity_bits,
+    array_of,
+    kept_rows,
+    longest_run,
+    validity_bits,
+)
+from pipeline.systems.kernels.ids import (
+    string_buffers as shared_string_buffers,
 )
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
-from pipeline.systems.base import (
-    MonthInput, MonthOutput, PublishedList, history_schema, model_columns, rankings_schema,
-)
 from schemas.eagle import PLAYER_OF_THE_MONTH, EagleAwards, EagleHistory, EagleRankings
 
 POSITION_MODES = ("published", "live")
-GAMES_COUNTED = kernel.GAMES_COUNTED    # only the last 10 finished games count
-LISTING_YEARS = kernel.LISTING_YEARS    # listed while the last game is less than 2 years old
-RESTART_YEARS = kernel.RESTART_YEARS    # a next game more than 7 years after the last starts over
+GAMES_COUNTED = kernel.GAMES_COUNTED  # only the last 10 finished games count
+LISTING_YEARS = kernel.LISTING_YEARS  # listed while the last game is less than 2 years old
+RESTART_YEARS = kernel.RESTART_YEARS  # a next game more than 7 years after the last starts over
 LAST_SCORING_POSITION = 602  # below this (or unlisted) a player contributes the minimum
 CENTS = Decimal(100)
 
@@ -79,6 +91,7 @@ AWARDS_SCHEMA = pa.schema(model_columns(EagleAwards))
 # ---------------------------------------------------------------------------------------------
 # The rule's formulas (exact decimals)
 # ---------------------------------------------------------------------------------------------
+
 
 def position_contribution(position: int | None) -> Decimal:
     """Contribution of a (non-anarchy) player at table position P; None means unlisted."""
@@ -104,7 +117,8 @@ def cents_to_float(cents: int) -> float:
 
 # Contribution in hundredths by position 1..602 (index 0 unused): the formula, evaluated once.
 CONTRIBUTION_CENTS = np.array(
-    [0] + [to_cents(position_contribution(p)) for p in range(1, LAST_SCORING_POSITION + 1)], dtype=np.int64)
+    [0] + [to_cents(position_contribution(p)) for p in range(1, LAST_SCORING_POSITION + 1)], dtype=np.int64
+)
 CONTRIBUTION_FLOATS = CONTRIBUTION_CENTS.astype(np.float64) / 100.0  # cents_to_float of each
 UNLISTED_CENTS = to_cents(position_contribution(None))
 
@@ -137,7 +151,7 @@ class YearTally:
     points: np.ndarray
     played: np.ndarray
     best_victory: Best = (0, ())  # (V, ((player, game), ...))
-    best_rookie: Best = (0, ())   # (points, ((player, game), ...))
+    best_rookie: Best = (0, ())  # (points, ((player, game), ...))
 
 
 @dataclass(frozen=True)
@@ -147,10 +161,10 @@ class LiveTable:
     (the step's copy grows them with the state's player arrays)."""
 
     top: eagle_table.TopCounts  # the top's members by points value (pipeline.systems.eagle.table)
-    listed: np.ndarray          # bool per player: listed
-    in_top: np.ndarray          # bool per player: counted in the top
-    meta: np.ndarray            # int64 [threshold, members of the top]
-    game_most: int              # the most hundredths one game has given a player so far
+    listed: np.ndarray  # bool per player: listed
+    in_top: np.ndarray  # bool per player: counted in the top
+    meta: np.ndarray  # int64 [threshold, members of the top]
+    game_most: int  # the most hundredths one game has given a player so far
 
     def copy(self, capacity: int, game_most: int = 0) -> "LiveTable":
         """An independent copy for `capacity` players whose games give at most `game_most`
@@ -161,8 +175,9 @@ class LiveTable:
             top = eagle_table.regrown(self.top, capacity, max(values, _values_for(game_most)))
         else:
             top = eagle_table.TopCounts(*(a.copy() for a in self.top))
-        return LiveTable(top, resized(self.listed, capacity), resized(self.in_top, capacity),
-                         self.meta.copy(), game_most)
+        return LiveTable(
+            top, resized(self.listed, capacity), resized(self.in_top, capacity), self.meta.copy(), game_most
+        )
 
 
 def _most_game_points(game_start: np.ndarray, centres: np.ndarray) -> int:
@@ -193,33 +208,43 @@ class EagleState:
     """
 
     month: Month | None
-    ids: PlayerNumbers            # shared by successive states: the first `count` are this state's
+    ids: PlayerNumbers  # shared by successive states: the first `count` are this state's
     count: int
-    points: np.ndarray            # int64 table points in hundredths
-    games: np.ndarray             # int64 games since the last restart (0: never played)
-    last: np.ndarray              # int32 day number of the last game
-    recent: np.ndarray            # int32 (capacity, 10) ring of the last 10 games' points
-    order: np.ndarray             # int32 the listed players at the month end, in table order
+    points: np.ndarray  # int64 table points in hundredths
+    games: np.ndarray  # int64 games since the last restart (0: never played)
+    last: np.ndarray  # int32 day number of the last game
+    recent: np.ndarray  # int32 (capacity, 10) ring of the last 10 games' points
+    order: np.ndarray  # int32 the listed players at the month end, in table order
     tally: YearTally
-    live: LiveTable | None        # live mode only; built from `order` when missing
+    live: LiveTable | None  # live mode only; built from `order` when missing
 
     @property
     def listed(self) -> list[tuple[int, int, int, str]]:
         """The month-end table's keys in order: (-points, games, -last game ordinal, player_id)."""
         order = self.order
-        return list(zip((-self.points[order]).tolist(), self.games[order].tolist(),
-                        (-(self.last[order].astype(np.int64) + UNIX_EPOCH_ORDINAL)).tolist(),
-                        self.ids.ids(self.count).take(pa.array(order)).to_pylist()))
+        return list(
+            zip(
+                (-self.points[order]).tolist(),
+                self.games[order].tolist(),
+                (-(self.last[order].astype(np.int64) + UNIX_EPOCH_ORDINAL)).tolist(),
+                self.ids.ids(self.count).take(pa.array(order)).to_pylist(),
+            )
+        )
 
 
 def _empty_state() -> EagleState:
     zeros = lambda dtype, *shape: np.zeros((MIN_CAPACITY,) + shape, dtype=dtype)  # noqa: E731
     return EagleState(
-        month=None, ids=PlayerNumbers(expected=MIN_CAPACITY), count=0,
-        points=zeros(np.int64), games=zeros(np.int64), last=zeros(np.int32),
+        month=None,
+        ids=PlayerNumbers(expected=MIN_CAPACITY),
+        count=0,
+        points=zeros(np.int64),
+        games=zeros(np.int64),
+        last=zeros(np.int32),
         recent=zeros(np.int32, GAMES_COUNTED),
         order=np.empty(0, dtype=np.int32),
-        tally=YearTally(None, zeros(np.int64), zeros(np.bool_)), live=None,
+        tally=YearTally(None, zeros(np.int64), zeros(np.bool_)),
+        live=None,
     )
 
 
@@ -240,8 +265,13 @@ def _build_live(state: EagleState, capacity: int, game_most: int = 0) -> LiveTab
     n = state.count
     game_most = max(game_most, int(state.recent[:n].max()) if n else 0)
     values = max(_values_for(game_most), int(state.points[:n].max()) + 1 if n else 0)
-    live = LiveTable(eagle_table.empty(capacity, values), np.zeros(capacity, dtype=np.bool_),
-                     np.zeros(capacity, dtype=np.bool_), np.zeros(2, dtype=np.int64), game_most)
+    live = LiveTable(
+        eagle_table.empty(capacity, values),
+        np.zeros(capacity, dtype=np.bool_),
+        np.zeros(capacity, dtype=np.bool_),
+        np.zeros(2, dtype=np.int64),
+        game_most,
+    )
     kernel.build_live(state.order, _live_arrays(live), _table_keys(state))
     return live
 
@@ -256,18 +286,25 @@ def _table_keys(state: EagleState) -> kernel.TableKeys:
     return kernel.TableKeys(state.points, state.games, state.last, state.ids.offsets, state.ids.pool)
 
 
-_NO_LIVE_TABLE = LiveTable(eagle_table.empty(0, 1), np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.bool_),
-                           np.zeros(2, dtype=np.int64), 0)
+_NO_LIVE_TABLE = LiveTable(
+    eagle_table.empty(0, 1), np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.bool_), np.zeros(2, dtype=np.int64), 0
+)
 
 
 # ---------------------------------------------------------------------------------------------
 # Award rows
 # ---------------------------------------------------------------------------------------------
 
+
 def award_row(award: str, month: Month, player_id: str, value_cents: int, game_id: str | None = None) -> dict:
     """One awards-table row."""
-    return {"award": award, "period": award_period(award, month), "player_id": player_id,
-            "value": cents_to_float(value_cents), "game_id": game_id}
+    return {
+        "award": award,
+        "period": award_period(award, month),
+        "player_id": player_id,
+        "value": cents_to_float(value_cents),
+        "game_id": game_id,
+    }
 
 
 def award_period(award: str, month: Month) -> str:
@@ -301,7 +338,7 @@ def yearly_award_rows(month: Month, state: EagleState) -> list[dict]:
     tally = state.tally
     victory_value, victories = tally.best_victory
     rows += [award_row("most_valuable_victory", month, pid, victory_value, gid) for pid, gid in sorted(victories)]
-    points, runners = kernel.leading_rows(tally.played[:state.count], tally.points[:state.count])
+    points, runners = kernel.leading_rows(tally.played[: state.count], tally.points[: state.count])
     rows += [award_row("runner_of_the_year", month, pid, int(points)) for pid in sorted_ids(state, runners)]
     rookie_value, rookies = tally.best_rookie
     rows += [award_row("rookie_of_the_year", month, pid, rookie_value, gid) for pid, gid in sorted(rookies)]
@@ -314,13 +351,13 @@ def with_month_best(best: Best, value: int, rows: np.ndarray, player_ids: pa.Arr
     if rows.shape[0] == 0 or (best[1] and value < best[0]):
         return best
     # The rows sharing the best value are few: read one by one (an Arrow take per month cost more).
-    return best_entries(best, int(value),
-                        tuple((player_ids[r].as_py(), game_ids[r].as_py()) for r in rows.tolist()))
+    return best_entries(best, int(value), tuple((player_ids[r].as_py(), game_ids[r].as_py()) for r in rows.tolist()))
 
 
 # ---------------------------------------------------------------------------------------------
 # The system
 # ---------------------------------------------------------------------------------------------
+
 
 class EaglePoints:
     """Dip2000's Eagle points table as a monthly RatingSystem."""
@@ -329,7 +366,10 @@ class EaglePoints:
     title: ClassVar[str] = "Dip2000 Eagle points"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = False
-    rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, 140.0)  # ten games of at most 14 points (standard board)
+    rating_bounds: ClassVar[tuple[float | None, float | None]] = (
+        0.0,
+        140.0,
+    )  # ten games of at most 14 points (standard board)
     extras: ClassVar[tuple[str, ...]] = ("awards",)
     rankings_model: ClassVar[type] = EagleRankings
     history_model: ClassVar[type] = EagleHistory
@@ -363,7 +403,9 @@ class EaglePoints:
 
         # Grown copies of everything the kernel changes; unchanged arrays are shared.
         capacity = state.points.shape[0]
-        points, games, last, recent = (resized(a, capacity) for a in (state.points, state.games, state.last, state.recent))
+        points, games, last, recent = (
+            resized(a, capacity) for a in (state.points, state.games, state.last, state.recent)
+        )
         tally = state.tally
         if tally.year == month.year:
             year_points, year_played = resized(tally.points, capacity), resized(tally.played, capacity)
@@ -376,29 +418,42 @@ class EaglePoints:
         if live:
             published_cents = np.empty(0, dtype=np.int64)
             game_most = _most_game_points(game_start, row_centres)
-            table = (state.live.copy(capacity, game_most) if state.live is not None
-                     else _build_live(state, capacity, game_most))
+            table = (
+                state.live.copy(capacity, game_most)
+                if state.live is not None
+                else _build_live(state, capacity, game_most)
+            )
         else:
             published_cents = np.full(capacity, UNLISTED_CENTS, dtype=np.int64)
             top = state.order[:LAST_SCORING_POSITION]
-            published_cents[top] = CONTRIBUTION_CENTS[1:top.shape[0] + 1]
+            published_cents[top] = CONTRIBUTION_CENTS[1 : top.shape[0] + 1]
             table = _NO_LIVE_TABLE
 
         cents = np.empty((5, n_rows), dtype=np.int64)  # the history's amounts, one row each
         before, after, contribution, value, earned = cents
         order, (victory, rookies, changes) = kernel.run_month(
-            kernel.MonthGames(game_start, game_day, row_player, row_result, row_centres,
-                              day_number(month.first_day), as_of),
-            state.order, kernel.Contributions(live, CONTRIBUTION_CENTS, UNLISTED_CENTS, published_cents),
+            kernel.MonthGames(
+                game_start, game_day, row_player, row_result, row_centres, day_number(month.first_day), as_of
+            ),
+            state.order,
+            kernel.Contributions(live, CONTRIBUTION_CENTS, UNLISTED_CENTS, published_cents),
             kernel.TableKeys(points, games, last, state.ids.offsets, state.ids.pool),
-            kernel.Tallies(recent, year_points, year_played), _live_arrays(table),
-            kernel.RowOutputs(before, after, contribution, value, earned))
+            kernel.Tallies(recent, year_points, year_played),
+            _live_arrays(table),
+            kernel.RowOutputs(before, after, contribution, value, earned),
+        )
 
-        best_victory = with_month_best(best_victory, *victory, player_ids, game_ids)
-        best_rookie = with_month_best(best_rookie, *rookies, player_ids, game_ids)
+        best_victory = with_month_best(best_victory, victory[0], victory[1], player_ids, game_ids)
+        best_rookie = with_month_best(best_rookie, rookies[0], rookies[1], player_ids, game_ids)
         new_state = EagleState(
-            month=month, ids=state.ids, count=state.count,
-            points=points, games=games, last=last, recent=recent, order=order,
+            month=month,
+            ids=state.ids,
+            count=state.count,
+            points=points,
+            games=games,
+            last=last,
+            recent=recent,
+            order=order,
             tally=YearTally(month.year, year_points, year_played, best_victory, best_rookie),
             live=table if live else None,
         )
@@ -411,11 +466,16 @@ class EaglePoints:
 
         amounts = kernel.hundredths(cents)
         carried = np.packbits(before >= 0, bitorder="little")  # rating_before is null when none is
-        history = pa.Table.from_arrays([
-            game_ids, finished_on, player_ids,
-            array_of(pa.float64(), n_rows, amounts[0], carried),
-            *(array_of(pa.float64(), n_rows, column) for column in amounts[1:]),
-        ], schema=HISTORY_SCHEMA)
+        history = pa.Table.from_arrays(
+            [
+                game_ids,
+                finished_on,
+                player_ids,
+                array_of(pa.float64(), n_rows, amounts[0], carried),
+                *(array_of(pa.float64(), n_rows, column) for column in amounts[1:]),
+            ],
+            schema=HISTORY_SCHEMA,
+        )
         return MonthOutput(
             state=new_state,
             table=_month_table(new_state),
@@ -440,8 +500,15 @@ class EaglePoints:
         codes = kernel.match_names(*string_buffers(result), *RESULT_BUFFERS)
         centres = np.asarray(results.column("centres").to_numpy(), dtype=np.int64)
         counted, game_start, codes, centres, days = kernel.counted_games(
-            *shared_string_buffers(variant), validity_bits(variant), variant.offset, *self._variant_buffers,
-            *string_buffers(rows["game_id"]), codes, centres, _day_numbers(finished_on))
+            *shared_string_buffers(variant),
+            validity_bits(variant),
+            variant.offset,
+            *self._variant_buffers,
+            *string_buffers(rows["game_id"]),
+            codes,
+            centres,
+            _day_numbers(finished_on),
+        )
         every_row = codes.shape[0] == results.num_rows
         if not every_row:
             # The counted rows are those `counted` marks: a filter of each array is cheaper than a take.
@@ -460,8 +527,10 @@ class EaglePoints:
             outside = (days < day_number(month.first_day)) | (days > day_number(month.last_day))
             if outside.any():
                 i = int(np.argmax(outside))
-                raise ValueError(f"eagle: game {rows['game_id'][i].as_py()} finished "
-                                 f"{rows['finished_on'][i].as_py()}, outside {month}")
+                raise ValueError(
+                    f"eagle: game {rows['game_id'][i].as_py()} finished "
+                    f"{rows['finished_on'][i].as_py()}, outside {month}"
+                )
         return rows, days, game_start
 
     def state_from_list(self, published: PublishedList) -> EagleState:
@@ -479,13 +548,23 @@ class EaglePoints:
                 recent[player, (games[player] - len(points) + offset) % GAMES_COUNTED] = to_cents(Decimal(text))
         month = published.month
         zeros = np.zeros(n, np.int64)
-        return self.decode_state({
-            "month": (month.year, month.month), "player_ids": rows.column("player_id").to_pylist(),
-            "points": recent.sum(axis=1, dtype=np.int64), "games": games,
-            "last_game": [day_number(day) for day in rows.column("last_game_date").to_pylist()], "recent": recent,
-            "tally": {"year": month.year, "points": zeros, "played": zeros.astype(np.bool_),
-                      "best_victory": (0, ()), "best_rookie": (0, ())},
-        })
+        return self.decode_state(
+            {
+                "month": (month.year, month.month),
+                "player_ids": rows.column("player_id").to_pylist(),
+                "points": recent.sum(axis=1, dtype=np.int64),
+                "games": games,
+                "last_game": [day_number(day) for day in rows.column("last_game_date").to_pylist()],
+                "recent": recent,
+                "tally": {
+                    "year": month.year,
+                    "points": zeros,
+                    "played": zeros.astype(np.bool_),
+                    "best_victory": (0, ()),
+                    "best_rookie": (0, ()),
+                },
+            }
+        )
 
     def encode_state(self, state: EagleState) -> Any:
         """Checkpoint form: the ids and the per-player arrays, and the year's tally (the rest is derived)."""
@@ -534,8 +613,16 @@ class EaglePoints:
             best_rookie=_entries(tally_data["best_rookie"]),
         )
         state = EagleState(
-            month=month, ids=numbers, count=n,
-            points=points, games=games, last=last, recent=recent, order=order, tally=tally, live=None,
+            month=month,
+            ids=numbers,
+            count=n,
+            points=points,
+            games=games,
+            last=last,
+            recent=recent,
+            order=order,
+            tally=tally,
+            live=None,
         )
         if self.positions == "live":
             state = replace(state, live=_build_live(state, capacity))
@@ -567,12 +654,13 @@ def _with_players(state: EagleState, player_ids: pa.Array) -> tuple[np.ndarray, 
     count = numbering.count
     if count == state.count:
         return numbers, state
-    grown = {}
+    grown: dict[str, Any] = {}
     capacity = room(state.points.shape[0], count)
     if capacity != state.points.shape[0]:
         grown = {name: resized(getattr(state, name), capacity) for name in ("points", "games", "last", "recent")}
-        grown["tally"] = replace(state.tally, points=resized(state.tally.points, capacity),
-                                 played=resized(state.tally.played, capacity))
+        grown["tally"] = replace(
+            state.tally, points=resized(state.tally.points, capacity), played=resized(state.tally.played, capacity)
+        )
         # The live table keeps its capacity here: the step copies it to the new one.
     return numbers, replace(state, ids=numbering, count=count, **grown)
 
@@ -601,19 +689,23 @@ def _month_table(state: EagleState) -> pa.Table:
     if n == 0:
         return RANKINGS_SCHEMA.empty_table()
     points, games, last, defend, defended, id_offsets, ids = kernel.table_columns(
-        order, state.points, state.games, state.last, state.recent, state.ids.offsets, state.ids.pool)
+        order, state.points, state.games, state.last, state.recent, state.ids.offsets, state.ids.pool
+    )
     points = array_of(pa.float64(), n, points)
     ranks, new_eagles = _table_constants(1 << max(n - 1, 1023).bit_length())
-    return pa.table([
-        array_of(pa.int64(), n, ranks),
-        pa.StringArray.from_buffers(n, pa.py_buffer(id_offsets), pa.py_buffer(ids)),
-        points,
-        points,
-        array_of(pa.int64(), n, games),
-        array_of(pa.date32(), n, last),  # int32 day numbers as they are
-        array_of(pa.float64(), n, defend, defended),
-        array_of(pa.float64(), n, new_eagles),
-    ], schema=RANKINGS_SCHEMA)
+    return pa.table(
+        [
+            array_of(pa.int64(), n, ranks),
+            pa.StringArray.from_buffers(n, pa.py_buffer(id_offsets), pa.py_buffer(ids)),
+            points,
+            points,
+            array_of(pa.int64(), n, games),
+            array_of(pa.date32(), n, last),  # int32 day numbers as they are
+            array_of(pa.float64(), n, defend, defended),
+            array_of(pa.float64(), n, new_eagles),
+        ],
+        schema=RANKINGS_SCHEMA,
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -624,6 +716,6 @@ def _table_constants(size: int) -> tuple[np.ndarray, np.ndarray]:
     ranks = np.arange(1, size + 1, dtype=np.int64)
     new_eagles = np.full(size, cents_to_float(UNLISTED_CENTS))
     scoring = min(size, LAST_SCORING_POSITION)
-    new_eagles[:scoring] = CONTRIBUTION_FLOATS[1:scoring + 1]
+    new_eagles[:scoring] = CONTRIBUTION_FLOATS[1 : scoring + 1]
     ranks.flags.writeable = new_eagles.flags.writeable = False
     return ranks, new_eagles

@@ -24,6 +24,7 @@ Points at or above `values` do not fit (insert refuses them): the caller sizes t
 A player's key must not change while the player is a member: take them out, update their
 arrays, put them back.
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -40,8 +41,11 @@ TopCounts = namedtuple("TopCounts", "fenwick head next")
 
 def empty(players: int, values: int) -> TopCounts:
     """No members, room for `players` player numbers and points 0 .. values − 1."""
-    return TopCounts(np.zeros(values + 1, dtype=np.int32), np.full(values, NONE, dtype=np.int32),
-                     np.full(players, NONE, dtype=np.int32))
+    return TopCounts(
+        np.zeros(values + 1, dtype=np.int32),
+        np.full(values, NONE, dtype=np.int32),
+        np.full(players, NONE, dtype=np.int32),
+    )
 
 
 @plain_njit

@@ -1,4 +1,5 @@
 """Compiled helpers the systems' kernels share."""
+
 from numba import njit
 
 # The shared helpers: numba's defaults, cached.

@@ -5,6 +5,7 @@ that a run grows it a few times only. `with_room` grows an array only when it is
 `copy_with_room` always copies (for a step that changes the array while the state it was
 stepped from keeps its own), and `compiled_with_room` is with_room for compiled kernels.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,6 @@
 """Calendar arithmetic on day numbers (days since 1970-01-01, proleptic Gregorian like datetime.date)
 for the compiled kernels; pipeline.core.months holds the same rules for Python dates."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -10,6 +10,7 @@ id: an int64 array of shape (size, 2), size a power of two, kept at most a quart
 holds [number | length << 32, the id's prefix], an unused one -1s, so an id of up to eight bytes
 is recognised without reading the pool.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,6 +19,7 @@ from numba import njit
 
 from pipeline.systems.kernels import plain_njit
 from pipeline.systems.kernels.arrays import compiled_with_room
+
 
 def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A string array's offsets (int32, one more than its length, into the bytes) and UTF-8
@@ -51,15 +53,16 @@ def strings_of(offsets: np.ndarray, data: np.ndarray, count: int) -> pa.StringAr
     """The first `count` strings of an id pool (offsets and UTF-8 bytes) as an Arrow array that
     shares the pool's memory. Pools only grow, so the strings it shows never change; the
     checkpoint codec copies what it writes into buffers of their exact size."""
-    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets[:count + 1]), pa.py_buffer(data))
+    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets[: count + 1]), pa.py_buffer(data))
 
 
 def array_of(kind: pa.DataType, length: int, data: np.ndarray, validity: np.ndarray | None = None) -> pa.Array:
     """An Arrow array of `length` fixed-width values (packed bits for booleans) over a contiguous
     numpy array's memory, null where the packed `validity` bitmap (little bit order) has a 0;
     no copy (pa.array converts values and masks element by element)."""
-    return pa.Array.from_buffers(kind, length, [None if validity is None else pa.py_buffer(validity),
-                                                pa.py_buffer(data)])
+    return pa.Array.from_buffers(
+        kind, length, [None if validity is None else pa.py_buffer(validity), pa.py_buffer(data)]
+    )
 
 
 def kept_rows(keep: np.ndarray, *arrays: pa.Array) -> list[pa.Array]:
@@ -110,7 +113,7 @@ def kept_string_buffers(offsets, data, keep):
         kept += end - r
         at += np.uint64(offsets[end]) - start
         r = end
-    return out_offsets[:kept + one], out[:at]
+    return out_offsets[: kept + one], out[:at]
 
 
 # The id hash's multipliers (MurmurHash3's 64-bit finaliser) and shifts.
@@ -126,6 +129,7 @@ def longest_run(starts, count):
     for k in range(count):
         longest = max(longest, starts[k + 1] - starts[k])
     return longest
+
 
 @plain_njit
 def same_bytes(a, a_start, a_stop, b, b_start, b_stop):
@@ -175,8 +179,11 @@ def string_words(data, start, stop):
     Comparing these words decides which of a few names a row holds without a branch on its
     bytes: a month's results come in no predictable order, and a mispredicted branch per row
     cost more than the rest of reading the row."""
-    return (np.int64(stop - start), np.int64(prefix(data, start, stop)),
-            np.int64(prefix(data, start + 8, max(stop, start + 8))))
+    return (
+        np.int64(stop - start),
+        np.int64(prefix(data, start, stop)),
+        np.int64(prefix(data, start + 8, max(stop, start + 8))),
+    )
 
 
 @plain_njit
@@ -217,7 +224,7 @@ def run_starts(offsets, data):
         runs += 1
         r = run_end(offsets, data, r, rows)
     starts[runs] = rows
-    return starts[:runs + 1].copy()
+    return starts[: runs + 1].copy()
 
 
 _THREE, _SEVEN, _ONE = np.uint64(3), np.uint64(7), np.uint64(1)
@@ -241,8 +248,7 @@ _BYTE = np.uint64(0xFF)
 def copy_words(source, start, stop, target, at):
     """Copy source[start:stop] to target[at:]; returns the index after it. Eight bytes at a
     time: each word is read with one load (prefix) and written with one store, so `target` needs
-    seven bytes of room past the copy (with a loop per byte, over ids of a few bytes, DiWZ's
-    list kernel took 0.5-1 ms longer over 120 months, of 11). Unsigned indices spare numba's
+    seven bytes of room past the copy. Unsigned indices spare numba's
     test for negative ones."""
     at = np.uint64(at)
     end = at + np.uint64(stop - start)
@@ -346,8 +352,9 @@ def _number_some(offsets, data, rows, n, done, pool_offsets, pool, slots, count,
             entry = slots[slot, 0]
             if slots[slot, 1] == tag and entry >> 32 == length:
                 known = entry & 0xFFFFFFFF
-                if length <= 8 or same_bytes(data, start + 8, stop, pool, pool_offsets[known] + 8,
-                                             pool_offsets[known + 1]):
+                if length <= 8 or same_bytes(
+                    data, start + 8, stop, pool, pool_offsets[known] + 8, pool_offsets[known + 1]
+                ):
                     number = known
                     break
             slot = (slot + np.uint64(1)) & mask

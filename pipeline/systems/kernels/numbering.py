@@ -6,6 +6,7 @@ A lookup with Arrow (`pc.index_in`) builds a hash of the whole value set on ever
 Python dict costs a lookup per row, so a month's cost grew with the players seen or its rows;
 this table is built once and probed in one compiled pass (pipeline.systems.kernels.ids).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,7 +45,8 @@ class PlayerNumbers:
         offsets, data = string_buffers(ids if ids.type == pa.string() else ids.cast(pa.string()))
         out = np.empty(len(ids), dtype=np.int32) if out is None else out
         self.count, self.offsets, self.pool, self.slots = number_rows(
-            offsets, data, None, self.offsets, self.pool, self.slots, self.count, out)
+            offsets, data, None, self.offsets, self.pool, self.slots, self.count, out
+        )
         return out
 
     def ids(self, count: int | None = None) -> pa.Array:
@@ -53,12 +55,12 @@ class PlayerNumbers:
 
     def id_of(self, number: int) -> str:
         """The id numbered `number`."""
-        return bytes(self.pool[self.offsets[number]:self.offsets[number + 1]]).decode()
+        return bytes(self.pool[self.offsets[number] : self.offsets[number + 1]]).decode()
 
     def buffers(self, count: int) -> tuple[np.ndarray, np.ndarray]:
         """The first `count` ids as Arrow offsets (from 0) and the UTF-8 bytes they point into."""
-        offsets = self.offsets[:count + 1]
-        return offsets, self.pool[:offsets[count]]
+        offsets = self.offsets[: count + 1]
+        return offsets, self.pool[: offsets[count]]
 
     def first(self, count: int) -> "PlayerNumbers":
         """The numbering a state of `count` ids may add to: this one when it holds no more, else

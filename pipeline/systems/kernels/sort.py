@@ -4,6 +4,7 @@ An order by several fields, or by strings, is encoded as int64 keys that order t
 (fields packed into one integer, or sorted field by field from the least significant up); equal
 keys keep their given order, so the outcome of every sort is fixed, ties included.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,10 +13,10 @@ from numba import njit
 
 from pipeline.systems.kernels.ids import id_less, string_buffers
 
-_CHUNK = 7               # id bytes per key (sorted_by_id)
-_MORE = 8                # a key's low four bits: bytes of the id from its chunk on, 8 for more than 7
+_CHUNK = 7  # id bytes per key (sorted_by_id)
+_MORE = 8  # a key's low four bits: bytes of the id from its chunk on, 8 for more than 7
 _LOW4 = 15
-_RADIX_FROM = 256        # stable_order radix-sorts this many keys or more
+_RADIX_FROM = 256  # stable_order radix-sorts this many keys or more
 _DIGIT_BITS = 11
 _DIGITS = 1 << _DIGIT_BITS
 _DIGIT_MASK = _DIGITS - 1
@@ -165,5 +166,8 @@ def columns_in_order(numbers: pa.Array, first: pa.Array, second: pa.Array) -> bo
     to be in order."""
     if numbers.null_count or first.null_count or second.null_count:
         return False
-    return rows_in_order(np.asarray(numbers.to_numpy(zero_copy_only=False), dtype=np.int64),
-                         *string_buffers(first), *string_buffers(second))
+    return rows_in_order(
+        np.asarray(numbers.to_numpy(zero_copy_only=False), dtype=np.int64),
+        *string_buffers(first),
+        *string_buffers(second),
+    )
