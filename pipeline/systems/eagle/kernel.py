@@ -277,44 +277,45 @@ Candidates = namedtuple("Candidates", "previous_order previous_points movers mon
 
 
 @plain_njit
-def _set_in_top(p, inside, table, keys):
-    """Count listed player p (with their current key) in the top, or (their key unchanged since
-    they were counted in) out of it."""
+def _set_in_top(p, inside, top, in_top, meta, points):
+    """Count listed player p (with their current points) in the top, or (their key unchanged
+    since they were counted in) out of it."""
     if inside:
-        top_counts.insert(table.top, p, keys.points)
-        table.meta[ABOVE] += 1
+        top_counts.insert(top, p, points)
+        meta[ABOVE] += 1
     else:
-        top_counts.remove(table.top, p, keys.points)
-        table.meta[ABOVE] -= 1
-    table.in_top[p] = inside
+        top_counts.remove(top, p, points)
+        meta[ABOVE] -= 1
+    in_top[p] = inside
 
 
 @plain_njit
-def _enlist(p, table, keys):
+def _enlist(p, top, listed, in_top, meta, points):
     """List player p (with their current key)."""
-    table.listed[p] = True
-    if keys.points[p] >= table.meta[THRESHOLD]:
-        _set_in_top(p, True, table, keys)
+    listed[p] = True
+    if points[p] >= meta[THRESHOLD]:
+        _set_in_top(p, True, top, in_top, meta, points)
 
 
 @plain_njit
-def _unlist(p, table, keys):
+def _unlist(p, top, listed, in_top, meta, points):
     """Unlist player p (whose key has not changed since listed)."""
-    table.listed[p] = False
-    if table.in_top[p]:
-        _set_in_top(p, False, table, keys)
+    listed[p] = False
+    if in_top[p]:
+        _set_in_top(p, False, top, in_top, meta, points)
 
 
 @plain_njit
 def _raise_threshold(target, table, keys):
     """Take the lowest points values out of the top while it keeps `target` players."""
-    meta, top = table.meta, table.top
+    top, in_top, meta, points = table.top, table.in_top, table.meta, keys.points
+    head = top.head
     while meta[ABOVE] > 0:
         value = top_counts.lowest_points(top)
         if meta[ABOVE] - top_counts.at_most(top, value) < target:
             return
-        while top.head[value] != top_counts.NONE:
-            _set_in_top(top.head[value], False, table, keys)
+        while head[value] != top_counts.NONE:
+            _set_in_top(head[value], False, top, in_top, meta, points)
         meta[THRESHOLD] = value + 1
 
 
@@ -327,11 +328,12 @@ def _lower_threshold(target, candidates, n_movers, table, keys):
     (whose points then are still theirs) and this month's players below it.
     """
     previous_order, previous_points, movers, month_start = candidates
-    points, last, listed, meta = keys.points, keys.last, table.listed, table.meta
+    points, games, last, id_offsets, id_bytes = keys
+    top, listed, in_top, meta = table.top, table.listed, table.in_top, table.meta
     threshold = meta[THRESHOLD]
     movers = movers[:n_movers]
     below = movers[points[movers] < threshold]
-    below = sort_players(below, points, keys.games, last, keys.id_offsets, keys.id_bytes)
+    below = sort_players(below, points, games, last, id_offsets, id_bytes)
     # previous_points is non-increasing: find the first entry below the threshold.
     lo, hi = 0, previous_order.shape[0]
     while lo < hi:
@@ -355,10 +357,10 @@ def _lower_threshold(target, candidates, n_movers, table, keys):
         while i < previous_order.shape[0] and previous_points[i] == value:
             p = previous_order[i]
             if last[p] < month_start and listed[p]:
-                _set_in_top(p, True, table, keys)
+                _set_in_top(p, True, top, in_top, meta, points)
             i += 1
         while j < below.shape[0] and points[below[j]] == value:
-            _set_in_top(below[j], True, table, keys)
+            _set_in_top(below[j], True, top, in_top, meta, points)
             j += 1
         threshold = value
     meta[THRESHOLD] = threshold
@@ -386,25 +388,27 @@ def _end_listings(day, expiring, expiry_days, next_expiry, month_start, table, k
     """Unlist the players of `expiring` (last month's players whose listings end this month,
     earliest end first) whose listing ends by `day`, from entry next_expiry on; returns the
     first entry left. A player who played since is listed anew (with a new key)."""
+    top, listed, in_top, meta = table.top, table.listed, table.in_top, table.meta
+    points, last = keys.points, keys.last
     while next_expiry < expiring.shape[0] and expiry_days[next_expiry] <= day:
         p = expiring[next_expiry]
         next_expiry += 1
-        if table.listed[p] and keys.last[p] < month_start:
-            _unlist(p, table, keys)
+        if listed[p] and last[p] < month_start:
+            _unlist(p, top, listed, in_top, meta, points)
     return next_expiry
 
 
 @njit(cache=True)
 def build_live(order, table, keys):
     """Fill cleared live-mode arrays with the players of a month-end table (in table order)."""
-    target = table.top_sizes[1]
-    meta = table.meta
+    target, top, listed, in_top, meta = table.top_sizes[1], table.top, table.listed, table.in_top, table.meta
+    points = keys.points
     for k in range(meta.shape[0]):
         meta[k] = 0
     if order.shape[0] > target:
-        meta[THRESHOLD] = keys.points[order[target - 1]]
+        meta[THRESHOLD] = points[order[target - 1]]
     for k in range(order.shape[0]):
-        _enlist(order[k], table, keys)
+        _enlist(order[k], top, listed, in_top, meta, points)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,41 +454,32 @@ def _ending_listings(previous_order, last, month_start, expired_through):
 def _before_game(day, next_expiry, n_movers, live, keys):
     """The live table as a game on `day` finds it: the listings ended by then removed (from
     entry next_expiry of the LiveMonth's), the top brought back to size; returns the next entry."""
-    next_expiry = _end_listings(
-        day, live.expiring, live.expiry_days, next_expiry, live.candidates.month_start, live.table, keys
-    )
-    if _unbalanced(live.table):
-        _rebalance(live.candidates, n_movers, live.table, keys)
+    table, candidates, expiring, expiry_days = live
+    next_expiry = _end_listings(day, expiring, expiry_days, next_expiry, candidates.month_start, table, keys)
+    if _unbalanced(table):
+        _rebalance(candidates, n_movers, table, keys)
     return next_expiry
 
 
 @plain_njit
-def _contribution(p, result, contributions, table, keys):
-    """Rule 1: "Eagle contribution = 0.5 + (601-P)/400" for table position P up to 602, 0.5 below
-    or unlisted; "Anarchies contribute zero"."""
-    if contributions.live:
-        c = contributions.unlisted
-        if table.in_top[p] and result != ANARCHY:
-            last_scoring = contributions.by_position.shape[0] - 1
-            position = (
-                top_counts.rank(
-                    table.top,
-                    table.meta[ABOVE],
-                    p,
-                    last_scoring,
-                    keys.points,
-                    keys.games,
-                    keys.last,
-                    keys.id_offsets,
-                    keys.id_bytes,
-                )
-                + 1
-            )
-            if position <= last_scoring:
-                c = contributions.by_position[position]
-    else:
-        c = contributions.published[p]
-    return c * (result != ANARCHY)
+def _published_contribution(p, result, published):
+    """Rule 1: "Eagle contribution = 0.5 + (601-P)/400" for position P in the published table
+    (published[p], 0.5 below position 602 or unlisted); "Anarchies contribute zero"."""
+    return published[p] * (result != ANARCHY)
+
+
+@plain_njit
+def _live_contribution(p, result, by_position, unlisted, table, keys):
+    """Rule 1 in the live table, the position P at the time the game finished:
+    by_position[P] up to the last scoring position, `unlisted` below it or unlisted;
+    "Anarchies contribute zero"."""
+    if result == ANARCHY or not table.in_top[p]:
+        return unlisted * (result != ANARCHY)
+    points, games, last, id_offsets, id_bytes = keys
+    last_scoring = by_position.shape[0] - 1
+    above = table.meta[ABOVE]
+    position = top_counts.rank(table.top, above, p, last_scoring, points, games, last, id_offsets, id_bytes) + 1
+    return by_position[position] if position <= last_scoring else unlisted
 
 
 @plain_njit
@@ -492,13 +487,18 @@ def _game_value(first, stop, month, contributions, table, keys, out_contribution
     """Rule 1: "The value of each game is calculated by adding the contribution of each players'
     points from their position in the EAGLE table at the time the game was finished": the value
     of the game of rows first:stop, and its number of draw members (for Rule 2)."""
+    player, result = month.player, month.result
+    live, by_position, unlisted, published = contributions
     value = 0
     draw_size = 0
     for r in range(first, stop):
-        c = _contribution(month.player[r], month.result[r], contributions, table, keys)
+        if live:
+            c = _live_contribution(player[r], result[r], by_position, unlisted, table, keys)
+        else:
+            c = _published_contribution(player[r], result[r], published)
         out_contribution[r] = c
         value += c
-        draw_size += month.result[r] == DRAW
+        draw_size += result[r] == DRAW
     return value, draw_size
 
 
@@ -522,14 +522,13 @@ def game_points(result, centres, by_result):
 
 
 @plain_njit
-def _take_points(p, earned, day, restart_through, keys, tallies):
+def _take_points(p, earned, day, restart_through, points, games, last, recent, year_points, year_played):
     """Rule 4, "Only the 10 last games count": player p's game of `day` earned `earned`
     hundredths, which replace those of the game ten before; but players "will have to start over
     again after more than 7 year with absence" (a last game on or before restart_through).
-    The year's tally counts them too. Returns the points carried into the game (-1: none)."""
-    points, games, recent = keys.points, keys.games, tallies.recent
+    The year's tally (year_points, year_played) counts them too. Returns the points carried into the game (-1: none)."""
     before = -1
-    if games[p] != 0 and keys.last[p] > restart_through:
+    if games[p] != 0 and last[p] > restart_through:
         before = points[p]
     else:
         points[p] = 0
@@ -540,9 +539,9 @@ def _take_points(p, earned, day, restart_through, keys, tallies):
     points[p] += earned - recent[p, slot]  # the slot holds the game that drops out (0 under 10)
     recent[p, slot] = earned
     games[p] += 1
-    keys.last[p] = day
-    tallies.year_points[p] += earned
-    tallies.year_played[p] = True
+    last[p] = day
+    year_points[p] += earned
+    year_played[p] = True
     return before
 
 
@@ -551,43 +550,52 @@ def _play_games(month, contributions, keys, tallies, out, movers, live):
     """Every game of the month in order (Rules 1 to 4), with the live table kept as each game
     finds it; fills `out` and `movers`. Returns (movers, the next ending listing, the solo
     victories' best game value and its rows, the rookies' best first game and its rows)."""
+    start, game_day, player, result, centres, month_start, _ = month
+    points, games, last = keys.points, keys.games, keys.last
+    recent, year_points, year_played = tallies
+    out_before, out_after, out_contribution, out_value, out_points = out
+    mover_players, carried_in = movers
+    live_mode, table = contributions.live, live.table
+    top, listed, in_top, meta = table.top, table.listed, table.in_top, table.meta
     by_result = np.empty(len(RESULT_NAMES), dtype=np.int64)
-    victory_rows = np.empty(month.player.shape[0], dtype=np.int64)
-    rookie_rows = np.empty(month.player.shape[0], dtype=np.int64)
+    victory_rows = np.empty(player.shape[0], dtype=np.int64)
+    rookie_rows = np.empty(player.shape[0], dtype=np.int64)
     victory_best, victories, rookie_best, rookies = np.int64(0), 0, np.int64(0), 0
     n_movers, next_expiry = 0, 0
     day = -(2**31)
     restart_through = 0
-    for g in range(month.day.shape[0]):
-        if month.day[g] != day:
-            day = month.day[g]
+    for g in range(game_day.shape[0]):
+        if game_day[g] != day:
+            day = game_day[g]
             restart_through = last_day_before(day, RESTART_YEARS)
-        if contributions.live:
+        if live_mode:
             next_expiry = _before_game(day, next_expiry, n_movers, live, keys)
-        first, stop = month.start[g], month.start[g + 1]
-        value, draw_size = _game_value(first, stop, month, contributions, live.table, keys, out.contribution)
+        first, stop = start[g], start[g + 1]
+        value, draw_size = _game_value(first, stop, month, contributions, table, keys, out_contribution)
         result_points(value, draw_size, by_result)
         for r in range(first, stop):
-            p = month.player[r]
-            earned = game_points(month.result[r], month.centres[r], by_result)
-            rookie = keys.games[p] == 0
-            first_of_month = rookie or keys.last[p] < month.first_day
-            if contributions.live and live.table.listed[p]:
-                _unlist(p, live.table, keys)
-            out.before[r] = _take_points(p, earned, day, restart_through, keys, tallies)
-            if contributions.live:
-                _enlist(p, live.table, keys)
+            p = player[r]
+            earned = game_points(result[r], centres[r], by_result)
+            rookie = games[p] == 0
+            first_of_month = rookie or last[p] < month_start
+            if live_mode and listed[p]:
+                _unlist(p, top, listed, in_top, meta, points)
+            out_before[r] = _take_points(
+                p, earned, day, restart_through, points, games, last, recent, year_points, year_played
+            )
+            if live_mode:
+                _enlist(p, top, listed, in_top, meta, points)
             if first_of_month:
-                movers.players[n_movers] = p
-                movers.carried_in[n_movers] = max(out.before[r], 0)
+                mover_players[n_movers] = p
+                carried_in[n_movers] = max(out_before[r], 0)
                 n_movers += 1
             if rookie:
                 rookie_best, rookies = _tied_best(earned, r, rookie_best, rookies, rookie_rows)
-            if month.result[r] == SOLO:
+            if result[r] == SOLO:
                 victory_best, victories = _tied_best(value, r, victory_best, victories, victory_rows)
-            out.after[r] = keys.points[p]
-            out.value[r] = value
-            out.points[r] = earned
+            out_after[r] = points[p]
+            out_value[r] = value
+            out_points[r] = earned
     return (
         n_movers,
         next_expiry,
@@ -601,11 +609,12 @@ def _player_of_the_month(movers, n_movers, points):
     """ "The player with most gained points in a given month gets the title. If 2 or more players
     get the same, the title is shared": the best change of table points over the month
     (month-end points minus those carried in) and the players holding it."""
+    players, carried_in = movers
     change_best, changers = np.int64(0), 0
     change_players = np.empty(n_movers, dtype=np.int64)
     for k in range(n_movers):
         change_best, changers = _tied_best(
-            points[movers.players[k]] - movers.carried_in[k], movers.players[k], change_best, changers, change_players
+            points[players[k]] - carried_in[k], players[k], change_best, changers, change_players
         )
     return change_best, change_players[:changers].copy()
 

@@ -83,42 +83,45 @@ def at_most(top, value):
 @plain_njit
 def insert(top, x, points):
     """Count player x (not a member) in with their points."""
+    fenwick, head, follow = top
     value = points[x]
-    if not 0 <= value < top.head.shape[0]:
+    if not 0 <= value < head.shape[0]:
         raise ValueError("eagle table: points outside the counted values")
-    _add(top.fenwick, value, 1)
-    top.next[x] = top.head[value]
-    top.head[value] = x
+    _add(fenwick, value, 1)
+    follow[x] = head[value]
+    head[value] = x
 
 
 @plain_njit
 def remove(top, x, points):
     """Count player x (a member, with the points they were counted in with) out."""
+    fenwick, head, follow = top
     value = points[x]
-    _add(top.fenwick, value, -1)
-    q = top.head[value]
+    _add(fenwick, value, -1)
+    q = head[value]
     if q == x:
-        top.head[value] = top.next[x]
+        head[value] = follow[x]
     else:
-        while top.next[q] != x:
-            q = top.next[q]
-        top.next[q] = top.next[x]
-    top.next[x] = NONE
+        while follow[q] != x:
+            q = follow[q]
+        follow[q] = follow[x]
+    follow[x] = NONE
 
 
 @plain_njit
 def rank(top, size, x, limit, points, games, last, id_offsets, id_bytes):
     """Number of the `size` members that precede player x (x's 0-based position when a member),
     or `limit` when that number is `limit` or more (a position beyond it is not needed)."""
+    head, follow = top.head, top.next
     value = points[x]
     before = size - at_most(top, value)
     if before >= limit:
         return limit
-    q = top.head[value]
+    q = head[value]
     while q != NONE:
         if q != x and precedes(q, x, points, games, last, id_offsets, id_bytes):
             before += 1
-        q = top.next[q]
+        q = follow[q]
     return min(before, limit)
 
 

@@ -1,4 +1,11 @@
-"""Compiled helpers the systems' kernels share."""
+"""Compiled helpers the systems' kernels share.
+
+A habit of every kernel: a function called once per row or game takes arrays and numbers, or
+reads the fields of a named tuple into locals on its first line, never `bundle.field` deep in a
+loop or after a branch. Each such read is a new reference to the array, counted up and down by
+numba's runtime where its optimiser cannot pair them, and those counts cost more than the rule's
+arithmetic (benchmarks/RESULTS.md, the kernel tables).
+"""
 
 from numba import njit
 
