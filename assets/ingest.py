@@ -15,10 +15,10 @@ from assets.raw_feeds import raw_feed_spec, staged_feed
 from assets.validated_feeds import validated_feed, validated_feed_checks, validated_feed_spec
 from pipeline.core.feed_spec import FEEDS
 from pipeline.defs.resources import DiprankResource
-from pipeline.defs.tags import FEEDS_POOL
+from pipeline.defs.tags import FEEDS_POOL, INGEST_STEP
 from pipeline.ingest.validation import VALIDATION_ORDER
-
-INGEST_STEP = "ingest_feeds"
+from pipeline.ingest.warehouse_format import rebuild_if_other_format
+from pipeline.warehouse.locks import warehouse_lock
 
 
 @multi_asset(
@@ -34,9 +34,14 @@ INGEST_STEP = "ingest_feeds"
     description="Stage every raw delivery, validate the feeds in DuckDB, and bring the systems' month ranges up to date.",
 )
 def ingest_feeds(context: AssetExecutionContext, diprank: DiprankResource) -> Iterator[MaterializeResult]:
-    with diprank.changing_feeds(), diprank.duckdb() as con:
-        for feed in FEEDS.values():
-            yield staged_feed(context, con, diprank, feed)
-        for feed in VALIDATION_ORDER:  # a feed after those its rules read
-            yield validated_feed(context, con, diprank, feed)
-        yield rating_ranges(context, con, diprank)
+    with diprank.changing_feeds():
+        with warehouse_lock(diprank.warehouse.duckdb_lock_path):  # the DuckDB file may go: no reader in it
+            rebuilt = rebuild_if_other_format(diprank.warehouse)
+        if rebuilt:
+            context.log.warning(rebuilt)
+        with diprank.duckdb() as con:
+            for feed in FEEDS.values():
+                yield staged_feed(context, con, diprank, feed)
+            for feed in VALIDATION_ORDER:  # a feed after those its rules read
+                yield validated_feed(context, con, diprank, feed)
+            yield rating_ranges(context, con, diprank, rebuilt)

@@ -6,7 +6,7 @@ from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResul
 from pipeline.core.feed_spec import FEEDS
 from pipeline.defs.partition_status import forget_partitions
 from pipeline.defs.resources import DiprankResource
-from pipeline.defs.tags import rankings_asset_name
+from pipeline.defs.tags import WAREHOUSE_REBUILT, rankings_asset_name
 from pipeline.rating.ranges import months_outside, remove_months, system_ranges
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
 from pipeline.warehouse.views import refresh_views
@@ -31,10 +31,14 @@ RANGES_SPEC = AssetSpec(
 
 
 def rating_ranges(
-    context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource
+    context: AssetExecutionContext,
+    con: duckdb.DuckDBPyConnection,
+    diprank: DiprankResource,
+    rebuilt: str | None = None,
 ) -> MaterializeResult:
     """Remove the outputs of months outside each system's range (the caller holds the warehouse
-    alone: no system reads or writes meanwhile); the ranges' materialization."""
+    alone: no system reads or writes meanwhile); the ranges' materialization, which carries
+    `rebuilt`, the message of a warehouse of another format whose outputs this run writes again."""
     warehouse = diprank.warehouse
     classes = {name: system_class(name) for name in SYSTEM_NAMES}
     lines, removed_total = [], 0
@@ -58,6 +62,7 @@ def rating_ranges(
     return MaterializeResult(
         asset_key=AssetKey(RANGES_ASSET),
         metadata={
+            **({WAREHOUSE_REBUILT: MetadataValue.text(rebuilt)} if rebuilt else {}),
             "months_removed": removed_total,
             "ranges": MetadataValue.md(
                 "| system | first month | last month | months removed |\n|---|---|---|---|\n" + "\n".join(lines)

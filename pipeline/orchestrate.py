@@ -26,7 +26,7 @@ from pipeline.core.progress import PROGRESS_LOGGER, show_progress
 from pipeline.defs.instance import prepare_local_instance
 from pipeline.defs.jobs import INGEST_JOB, rating_job_name
 from pipeline.defs.partitions import first_partitions
-from pipeline.defs.tags import COMMAND_LINE_TAG, WAREHOUSE_TAG, range_tags
+from pipeline.defs.tags import COMMAND_LINE_TAG, INGEST_STEP, WAREHOUSE_REBUILT, WAREHOUSE_TAG, range_tags
 from pipeline.ingest.staging import SkippedEntry
 from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCounts, feed_counts
 from pipeline.rating.planning import Plan
@@ -107,6 +107,7 @@ class IngestOutcome:
     failed_checks: list[FailedCheck] = field(default_factory=list)
     skipped_total: int = 0  # entries of the raw folder the run did not read
     skipped: list[SkippedEntry] = field(default_factory=list)  # the first of them, by path
+    rebuilt: str = ""  # why the warehouse's outputs were removed and written again, if they were
 
     @property
     def any_valid_results(self) -> bool:
@@ -208,7 +209,17 @@ def ingest(settings: Settings, example_limit: int, instance: DagsterInstance | N
         failed_checks=failed_checks(result),
         skipped_total=skipped_total,
         skipped=skipped,
+        rebuilt=rebuilt_message(result),
     )
+
+
+def rebuilt_message(result) -> str:
+    """The message of a warehouse of another format that the run's ingest rebuilt, else ""."""
+    for materialization in result.asset_materializations_for_node(INGEST_STEP):
+        value = materialization.metadata.get(WAREHOUSE_REBUILT)
+        if value is not None:
+            return str(value.value)
+    return ""
 
 
 def rate_system(

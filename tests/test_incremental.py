@@ -214,34 +214,6 @@ def test_a_lost_working_copy_is_rebuilt_from_the_warehouse(tmp_path, parsed):
     assert_equals_an_ingest_from_scratch(raw, root)
 
 
-def test_a_working_copy_of_the_older_layout_is_rebuilt_from_the_staged_rows(tmp_path, parsed):
-    """A working copy that kept the valid rows in a table of their own (no `_valid` flag) is
-    rebuilt from the warehouse's staged rows: no delivery is read again, `<feed>` becomes the view
-    of the flagged rows, and everything equals an ingest from scratch."""
-    raw, root = tmp_path / "raw", tmp_path / "w"
-    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 2, 9), "g2"))
-    write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
-    write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
-    ingest(raw, root)
-    before = ingest_files(root)
-    con = duckdb.connect(str(root / "diprank.duckdb"))
-    for feed in FEEDS:
-        con.execute(f'CREATE TABLE "_old_{feed}" AS SELECT * FROM "{feed}"')
-        con.execute(f'DROP VIEW "{feed}"')
-        con.execute(f'ALTER TABLE "_old_{feed}" RENAME TO "{feed}"')
-        con.execute(f"ALTER TABLE typed_{feed} DROP COLUMN _valid")
-    con.close()
-    parsed.clear()
-    ingest(raw, root)
-    assert parsed == []
-    con = duckdb.connect(str(root / "diprank.duckdb"), read_only=True)
-    views = {name for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
-    con.close()
-    assert set(FEEDS) <= views
-    assert ingest_files(root) == before
-    assert_equals_an_ingest_from_scratch(raw, root)
-
-
 def test_a_staged_rows_file_lost_from_the_warehouse_is_read_again(tmp_path, parsed):
     raw, root = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
@@ -314,43 +286,12 @@ def test_only_the_months_a_delivery_touches_are_written_again(tmp_path):
     assert_equals_an_ingest_from_scratch(raw, root)
 
 
-def test_a_warehouse_of_the_one_file_layout_is_read_then_rewritten_by_month(tmp_path, caplog):
-    """Validated games as an older version stored them, in one file: rating reads take that file
-    until the next ingest, which writes the months, removes it and says so."""
-    import logging
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from pipeline.core.months import Month
-    from pipeline.rating.inputs import feed_bounds, read_results
-
-    raw, root = tmp_path / "raw", tmp_path / "w"
-    write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 3, 9), "g2"))
-    ingest(raw, root)
-    months = sorted((root / "validated" / "games").glob("*.parquet"))
-    pq.write_table(pa.concat_tables([pq.read_table(p) for p in months]), root / "validated" / "games.parquet")
-    shutil.rmtree(root / "validated" / "games")
-    warehouse = Warehouse(root)
-    assert feed_bounds(warehouse)["games"] == (Month(2020, 1), Month(2020, 3))
-    assert read_results(warehouse, "games", Month(2020, 3), Month(2020, 3)).column("game_id").unique().to_pylist() == [
-        "g2"
-    ]
-    with caplog.at_level(logging.WARNING):
-        ingest(raw, root)  # nothing new delivered
-    assert "rewritten by month" in caplog.text
-    assert not (root / "validated" / "games.parquet").exists()
-    assert_equals_an_ingest_from_scratch(raw, root)
-
-
-def test_month_files_hold_their_rows_in_processing_order_and_older_ones_are_rewritten(tmp_path):
+def test_month_files_hold_their_rows_in_processing_order(tmp_path):
     """Validated games are stored by finishing day, then game and power, the order the ratings
-    take them in, so a year is read without sorting. Month files in key order (an older version)
-    are still read in processing order, and the next ingest writes every month again."""
+    take them in, so a year is read without sorting."""
     import pyarrow.parquet as pq
 
     from pipeline.core.months import Month
-    from pipeline.ingest.fingerprints import fingerprints_path
     from pipeline.rating.inputs import read_results
 
     raw, root = tmp_path / "raw", tmp_path / "w"
@@ -366,13 +307,6 @@ def test_month_files_hold_their_rows_in_processing_order_and_older_ones_are_rewr
     in_order = read_results(Warehouse(root), "games", Month(2020, 1), Month(2020, 1))
     assert in_order.column("game_id").unique().to_pylist() == ["b", "c", "a"]
 
-    # As an older version stored them: rows by key, fingerprints without the mark of the order.
-    pq.write_table(stored.sort_by([("game_id", "ascending"), ("power", "ascending")]), month_file)
-    fingerprints = fingerprints_path(Warehouse(root), "games")
-    pq.write_table(pq.read_table(fingerprints).replace_schema_metadata(None), fingerprints)
-    assert read_results(Warehouse(root), "games", Month(2020, 1), Month(2020, 1)).equals(in_order)
-    ingest(raw, root)  # nothing new delivered
-    assert pq.read_table(month_file).column("game_id").unique().to_pylist() == ["b", "c", "a"]
     assert_equals_an_ingest_from_scratch(raw, root)
 
 

@@ -93,9 +93,10 @@ def seed_warehouse(tmp_path_factory) -> Path:
             )
         )
     write_months(warehouse, system, pending)
-    games = rows_to_table(rows).drop_columns(["responsible_player_id"])
-    warehouse.validated("games").parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(games, warehouse.validated("games"))
+    for month, month_rows in by_month.items():  # one file per month, as ingest stores the games
+        path = warehouse.validated_month("games", month)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows_to_table(month_rows).drop_columns(["responsible_player_id"]), path)
     return warehouse.root
 
 

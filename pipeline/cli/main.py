@@ -211,6 +211,8 @@ def summarised_run(
     if ingest.failure:
         print(f"diprank: ingest failed: {ingest.failure}")
         return EXIT_FAILED
+    if ingest.rebuilt:
+        print(f"diprank: {ingest.rebuilt}")
     print(feed_balance_text(ingest.counts))
     if ingest.quarantined and ingest.examples is not None:
         print(

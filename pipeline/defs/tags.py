@@ -18,6 +18,9 @@ THROUGH_TAG = "diprank/through"  # the last month the ratings after an ingest mu
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 RANKINGS_SUFFIX = "_rankings"
+INGEST_STEP = "ingest_feeds"  # the one step of ingest (assets/ingest.py)
+# Metadata of the ranges' materialization when ingest rebuilt a warehouse of another format.
+WAREHOUSE_REBUILT = "warehouse_rebuilt"
 
 
 def system_pool(system: str) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
+from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
 from pipeline.core.progress import Progress, ProgressLines, report_if_slow
 from pipeline.ingest.staging import (
     FileProblem,
@@ -41,7 +41,6 @@ from pipeline.ingest.staging import (
 from pipeline.warehouse.sql import quote_ident
 from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_bytes, export_parquet, file_location
 
-MANIFEST_VERSION = 1
 HASH_CHUNK = 1 << 20
 
 # The column whose value makes a group of rows that validation judges together: a game is valid
@@ -116,11 +115,6 @@ def file_id(source: str, digest: str | None) -> str:
     return hashlib.blake2b(f"{source}\n{digest}".encode(), digest_size=16).hexdigest()
 
 
-def columns_signature(feed: Feed) -> str:
-    """The staged rows' columns and types: a feed that gains a column reads its files again."""
-    return ",".join(f"{c.name}:{c.sql_type}" for c in feed.columns)
-
-
 def manifest_path(warehouse: Warehouse, feed: str):
     return warehouse.root / "ingest" / feed / "manifest.json"
 
@@ -135,8 +129,6 @@ def load_ingest_manifest(warehouse: Warehouse, feed: str) -> dict[str, DeliveryR
     if not path.exists():
         return {}
     data = json.loads(path.read_bytes())
-    if data.get("version") != MANIFEST_VERSION or data.get("columns") != columns_signature(FEEDS[feed]):
-        return {}  # another layout, or staged rows with other columns: every file is read again
     return {
         r["path"]: DeliveryRecord(**{**r, "problems": tuple(map(tuple, r["problems"])), "skipped": tuple(r["skipped"])})
         for r in data["files"]
@@ -151,7 +143,7 @@ def save_ingest_manifest(warehouse: Warehouse, feed: str, records: list[Delivery
         return
     files = [asdict(r) for r in sorted(records, key=lambda r: r.path)]
     text = json.dumps(
-        {"version": MANIFEST_VERSION, "columns": columns_signature(FEEDS[feed]), "files": files},
+        {"files": files},
         sort_keys=True,
         indent=1,
         ensure_ascii=False,
@@ -211,30 +203,18 @@ def valid_rows_sql(feed: Feed) -> str:
     return f"SELECT {columns}, {SOURCE_FILE}, {SOURCE_LINE} FROM typed_{feed.name} WHERE {VALID_FLAG}"
 
 
-# The catalog function and its name column, per kind of object the database file holds.
-_CATALOG = {"VIEW": ("duckdb_views()", "view_name"), "TABLE": ("duckdb_tables()", "table_name")}
-
-
-def _stored(con, kind: str, name: str) -> bool:
-    """Whether the database file (not this connection's temporary objects) holds a VIEW or TABLE `name`."""
-    function, column = _CATALOG[kind]
+def _stored_view(con, name: str) -> bool:
+    """Whether the database file (not this connection's temporary objects) holds a view `name`."""
     ((found,),) = con.execute(
-        f"SELECT count(*) FROM {function} WHERE {column} = ? AND NOT temporary AND schema_name = 'main'", [name]
+        "SELECT count(*) FROM duckdb_views() WHERE view_name = ? AND NOT temporary AND schema_name = 'main'", [name]
     ).fetchall()
     return found > 0
 
 
 def drop_valid_rows(con, feed: Feed) -> None:
-    """Drop `<feed>`, the view of the valid rows, or the table that held them in older working copies."""
-    for kind in _CATALOG:
-        if _stored(con, kind, feed.name):
-            con.execute(f"DROP {kind} {quote_ident(feed.name)}")
-
-
-def _current_layout(con, feed: Feed) -> bool:
-    """Whether the working copy is of this version's layout: `<feed>` a view of `typed_<feed>`
-    holding the feed's columns (an older one kept the valid rows in a table of their own)."""
-    return _stored(con, "VIEW", feed.name) and _held_columns(con, feed) == feed.column_names
+    """Drop `<feed>`, the view of the valid rows."""
+    if _stored_view(con, feed.name):
+        con.execute(f"DROP VIEW {quote_ident(feed.name)}")
 
 
 def _held_files(con, feed: Feed) -> dict[str, int]:
@@ -242,32 +222,14 @@ def _held_files(con, feed: Feed) -> dict[str, int]:
     copy of the feed (and the table new files' rows arrive in) when it holds none."""
     ensure_ingest_tables(con)
     held = dict(con.execute(f"SELECT file_id, number FROM {FILES_TABLE} WHERE feed = ?", [feed.name]).fetchall())
-    if held and not _current_layout(con, feed):
-        # A working copy of an older layout (before the feed gained a column, or with the valid
-        # rows in a table of their own): rebuilt from the staged files.
-        con.execute(f"DELETE FROM {FILES_TABLE} WHERE feed = ?", [feed.name])
-        held = {}
     if not held:
-        _create_typed(con, feed)  # a new working copy, or one from an older layout
+        _create_typed(con, feed)
     return held
 
 
 def arrived_table(feed: Feed, identifier: str) -> str:
     """The temporary table holding the rows a file staged in this run, until the working copy takes them."""
     return f"arrived_{feed.name}_{identifier}"
-
-
-def _held_columns(con, feed: Feed) -> list[str]:
-    """The feed columns of the working copy's valid table, in order."""
-    names = [
-        row[0]
-        for row in con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
-            "ORDER BY ordinal_position",
-            [feed.name],
-        ).fetchall()
-    ]
-    return [name for name in names if name not in (SOURCE_FILE, SOURCE_LINE)]
 
 
 def ingest_deliveries(

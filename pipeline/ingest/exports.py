@@ -3,14 +3,12 @@
 A feed stored by month (`MONTHLY_FEEDS`: games) has one file per month with valid rows,
 `validated/<feed>/YYYY-MM.parquet`; an export rewrites only the months validation queued (those
 the changed groups left and those they entered) and the months whose file is missing, and
-deletes the files of months left without rows. A warehouse of the older one-file layout
-(`validated/<feed>.parquet`) is rewritten by month at its next ingest, and the old file removed.
+deletes the files of months left without rows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,14 +24,11 @@ from pipeline.ingest.deliveries import export_done, export_due, pending_months
 from pipeline.ingest.fingerprints import (
     fingerprints_path,
     month_fingerprints,
-    months_in_order,
     write_month_fingerprints,
 )
 from pipeline.ingest.validation import QUARANTINE_TABLE
 from pipeline.warehouse.sql import quote_ident
 from pipeline.warehouse.store import MONTHLY_FEEDS, Warehouse, atomic_write_parquet
-
-log = logging.getLogger(__name__)
 
 # Rows fetched from DuckDB at a time while month files are written: a month is held whole, the
 # history never is.
@@ -117,17 +112,6 @@ def publish_validated(
                 }
             )
     export_feed(con, warehouse, feed, months, progress)
-    if monthly and warehouse.validated(feed.name).exists():
-        # After the months: until it goes, readers take the old file whole (consistent with the
-        # old fingerprints), and after it they take the months.
-        warehouse.validated(feed.name).unlink()
-        log.warning(
-            "validated %s rewritten by month (validated/%s/YYYY-MM.parquet); the one-file layout "
-            "of an older version, validated/%s.parquet, was removed",
-            feed.name,
-            feed.name,
-            feed.name,
-        )
     if feed.name in FINGERPRINTED:
         kind = FINGERPRINTED[feed.name]
         # Only the months rewritten, when the rest of the file can be kept.
@@ -138,14 +122,9 @@ def publish_validated(
 
 
 def months_to_mend(warehouse: Warehouse, feed: Feed) -> tuple[bool, list[Month]]:
-    """For a feed stored by month: whether every month must be written (an older layout: one file,
-    or month files in key order; or no fingerprints to know the months by), else the months the
-    fingerprints list without a file."""
-    if (
-        warehouse.validated(feed.name).exists()
-        or not fingerprints_path(warehouse, feed.name).exists()
-        or not months_in_order(warehouse, feed.name)
-    ):
+    """For a feed stored by month: whether every month must be written (no fingerprints to know
+    the months by), else the months the fingerprints list without a file."""
+    if not fingerprints_path(warehouse, feed.name).exists():
         return True, []
     on_disk = set(warehouse.validated_months(feed.name))
     return False, sorted(set(month_fingerprints(warehouse, feed.name)) - on_disk)

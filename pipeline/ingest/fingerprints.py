@@ -34,9 +34,8 @@ SELECT year(e.end_date) AS year, month(e.end_date) AS month, count(*) AS rows,
 FROM event_results r JOIN events e USING (event_id) GROUP BY 1, 2 ORDER BY 1, 2
 """
 FEED_SQL = {"games": GAMES_SQL.format(where=""), "events": EVENTS_SQL}
-# Stored with the fingerprints: the order of the rows in the month files they describe. Month
-# files of older versions kept their rows in key order; without this mark, ingest writes every
-# month again (pipeline.ingest.exports.months_to_mend).
+# Stored with the fingerprints: the order of the rows in the month files they describe, for
+# anyone reading the files.
 MONTH_ORDER = {b"diprank.month_rows": b"by date, then key"}
 REGISTRY_SQL = "SELECT count(*), bit_xor(hash(player_id, name, country)) FROM read_parquet(?)"
 
@@ -73,13 +72,6 @@ def write_month_fingerprints(
         con.unregister("_stored_fingerprints")
         con.execute("DROP TABLE _fingerprint_months")
     atomic_write_parquet(path, table.replace_schema_metadata(MONTH_ORDER))
-
-
-def months_in_order(warehouse: Warehouse, feed: str) -> bool:
-    """Whether the stored fingerprints say the feed's month files hold their rows by date, then key."""
-    path = fingerprints_path(warehouse, feed)
-    metadata = read_parquet(path, columns=["year"]).schema.metadata or {}
-    return all(metadata.get(k) == v for k, v in MONTH_ORDER.items())
 
 
 def month_fingerprints(warehouse: Warehouse, feed: str) -> dict[Month, str]:

@@ -222,8 +222,7 @@ class Warehouse:
             con.close()
 
     def validated(self, feed: str) -> Path:
-        """The validated feed's one file; for a feed stored by month (`MONTHLY_FEEDS`), the file an
-        older layout kept, which only `validated_files` and the export that replaces it read."""
+        """The validated feed's one file (a feed not stored by month, see `MONTHLY_FEEDS`)."""
         return self.root / "validated" / f"{feed}.parquet"
 
     def validated_month(self, feed: str, month: Month) -> Path:
@@ -238,11 +237,9 @@ class Warehouse:
         return sorted(Month.parse(p.stem) for p in folder.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9].parquet"))
 
     def validated_files(self, feed: str, first: Month | None = None, last: Month | None = None) -> list:
-        """The files holding a validated feed's rows (of the months first..last, for a feed stored
-        by month). A warehouse still in the older one-file layout (its ingest has not run since)
-        is read from that file, which callers filter by date anyway."""
-        single = self.validated(feed)
-        if feed not in MONTHLY_FEEDS or single.exists():
+        """The files holding a validated feed's rows (of the months first..last, for a feed stored by month)."""
+        if feed not in MONTHLY_FEEDS:
+            single = self.validated(feed)
             return [single] if single.exists() else []
         return [
             self.validated_month(feed, m)
