@@ -1,8 +1,5 @@
-"""Checks on the outputs, over each batch of months the writer writes: decided in one compiled
-pass when every check passes, and run in DuckDB, which finds and counts the failing rows, when
-one may not. In DuckDB the four checks cost about as much CPU as compressing and writing the
-batch's files; the compiled pass reads each row once and hashes each player id once
-(benchmarks/RESULTS.md has the figures).
+"""Checks on the outputs, over each batch of months the writer writes: each check one DuckDB
+query over the batch's Arrow tables, which finds, counts and shows the failing rows.
 """
 
 from __future__ import annotations
@@ -11,10 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-from numba import njit
 
 from pipeline.systems.base import RatingSystem
-from pipeline.systems.kernels.numbering import PlayerNumbers
 from pipeline.warehouse.store import scratch
 
 RANKS_CONTIGUOUS = "ranks_contiguous"
@@ -52,16 +47,6 @@ def check_tables(system: RatingSystem, rankings: pa.Table, history: pa.Table) ->
     """
     if rankings.num_rows == 0:
         return no_outcomes("no rows")
-    if all_checks_pass(system, rankings, history):
-        return [
-            CheckOutcome(name, True, 0, "no history" if name == HISTORY_AGREES and not history.num_rows else "")
-            for name in CHECK_DESCRIPTIONS
-        ]
-    return checks_in_duckdb(system, rankings, history)
-
-
-def checks_in_duckdb(system: RatingSystem, rankings: pa.Table, history: pa.Table) -> list[CheckOutcome]:
-    """Every output check as a DuckDB query over the Arrow tables: the failing rows, counted, with examples."""
     low, high = system.rating_bounds
     con = scratch()
     try:
@@ -114,99 +99,6 @@ def checks_in_duckdb(system: RatingSystem, rankings: pa.Table, history: pa.Table
         return outcomes
     finally:
         con.close()
-
-
-def all_checks_pass(system: RatingSystem, rankings: pa.Table, history: pa.Table) -> bool:
-    """Whether every check certainly passes on the batch (batch_passes). False also where the
-    pass cannot tell cheaply: a null in a column a check reads, a month's ratings out of order,
-    months or history dates out of order."""
-    if any(rankings.column(c).null_count for c in ("as_of", "rank", "player_id", "rating")) or any(
-        history.column(c).null_count for c in ("source_date", "player_id")
-    ):
-        return False
-    numbers = PlayerNumbers()
-    ranked = np.concatenate([numbers.numbers(chunk) for chunk in rankings.column("player_id").chunks])
-    listed = [numbers.numbers(chunk) for chunk in history.column("player_id").chunks]
-    after = history.column("rating_after").combine_chunks()
-    low, high = system.rating_bounds
-    return batch_passes(
-        _days(rankings.column("as_of")),
-        _values(rankings.column("rank"), np.int64),
-        _values(rankings.column("rating"), np.float64),
-        ranked,
-        system.ties_share_rank,
-        -np.inf if low is None else float(low),
-        np.inf if high is None else float(high),
-        _month_ends(history.column("source_date")),
-        np.concatenate(listed) if listed else np.zeros(0, np.int32),
-        np.asarray(after.to_numpy(zero_copy_only=False), dtype=np.float64),
-        np.asarray(after.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_),
-        numbers.count,
-    )
-
-
-def _values(column: pa.ChunkedArray, dtype) -> np.ndarray:
-    return np.asarray(column.combine_chunks().to_numpy(zero_copy_only=False), dtype=dtype)
-
-
-def _days(column: pa.ChunkedArray) -> np.ndarray:
-    return _values(column.cast(pa.int32()), np.int64)
-
-
-def _month_ends(column: pa.ChunkedArray) -> np.ndarray:
-    """The day number of the last day of each date's month (DuckDB's last_day)."""
-    months = _days(column).astype("datetime64[D]").astype("datetime64[M]")
-    return ((months + 1).astype("datetime64[D]") - np.timedelta64(1, "D")).astype(np.int64)
-
-
-@njit(cache=True)
-def batch_passes(
-    as_of, rank, rating, numbers, shared, low, high, history_as_of, history_numbers, rating_after, after_given, players
-):
-    """Every check of the batch in one pass, True when all of them pass. The rows of a month are
-    those of one as_of; a batch lists its months in order. Ranks: competition ranks of the
-    ratings in descending order (`shared`), else 1..n in row order (then ordering by rank and
-    player_id gives the row order); one row per player and month (players numbered 0..players-1);
-    ratings within [low, high]; and a listed player's last rating_after of the month, rows in
-    time order, within 1e-9 of the table's rating."""
-    for h in range(1, history_as_of.shape[0]):
-        if history_as_of[h] < history_as_of[h - 1]:
-            return False
-    listed_on = np.full(players, np.iinfo(np.int64).min)  # the as_of a player was last listed in
-    after_on = np.full(players, np.iinfo(np.int64).min)  # the as_of of his latest rating_after
-    last_after = np.zeros(players)
-    h = 0
-    month_start = tie_start = 0
-    for r in range(as_of.shape[0]):
-        day = as_of[r]
-        if r == 0 or day != as_of[r - 1]:
-            if r > 0 and day < as_of[r - 1]:
-                return False
-            month_start = tie_start = r
-            while h < history_as_of.shape[0] and history_as_of[h] <= day:
-                if after_given[h]:
-                    after_on[history_numbers[h]] = history_as_of[h]
-                    last_after[history_numbers[h]] = rating_after[h]
-                h += 1
-        x = rating[r]
-        if not (x >= low and x <= high):
-            return False
-        if shared:
-            if r > month_start and x != rating[r - 1]:
-                if x > rating[r - 1]:
-                    return False
-                tie_start = r
-            if rank[r] != tie_start - month_start + 1:
-                return False
-        elif rank[r] != r - month_start + 1:
-            return False
-        p = numbers[r]
-        if listed_on[p] == day:
-            return False
-        listed_on[p] = day
-        if after_on[p] == day and not abs(x - last_after[p]) <= 1e-9:
-            return False
-    return True
 
 
 def merge_outcomes(earlier: list[CheckOutcome], later: list[CheckOutcome]) -> list[CheckOutcome]:
