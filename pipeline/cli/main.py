@@ -180,22 +180,10 @@ def run_and_summarise(
     # One Dagster instance for the command's runs in this process: opening one costs a tenth of a
     # second and a check of its storage's schema.
     with orchestrate.dagster_instance(settings) as instance:
-        return summarised_run(
-            settings, warehouse, first, last, strict=strict, systems=systems, say=say, instance=instance
-        )
+        return summarised_run(settings, warehouse, first, last, strict, systems, say, instance)
 
 
-def summarised_run(
-    settings: Settings,
-    warehouse,
-    first: Month | None,
-    last: Month | None,
-    *,
-    strict: bool,
-    systems: list[str] | None,
-    say,
-    instance,
-) -> int:
+def summarised_run(settings: Settings, warehouse, first, last, strict: bool, systems, say, instance) -> int:
     """The run of `run_and_summarise`, its Dagster runs on `instance`."""
     from pipeline import orchestrate
     from pipeline.rating.planning import plan_all

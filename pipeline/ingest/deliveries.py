@@ -58,7 +58,7 @@ LINKED_FEEDS = {EVENTS.name: (EVENT_RESULTS.name,), EVENT_RESULTS.name: (EVENTS.
 FILES_TABLE = "ingest_files"
 # The column of `typed_<feed>` that validation sets on the rows it found valid; `<feed>` is the
 # view of those rows. Set in place, a flag costs next to nothing, where a table of the valid rows
-# was a second copy of every row (its insert: 33 s of a 10M-game ingest, 2-3 s of a 1M-game one).
+# would be a second copy of every row.
 VALID_FLAG = "_valid"
 PENDING_GROUPS = "pending_groups"
 PENDING_FILES = "pending_files"
@@ -313,8 +313,7 @@ def _stage_delivery(
         count = con.execute(f"SELECT count(*) FROM {staged_table(feed)}").fetchall()[0][0]
     if count and warehouse is not None:
         # Without ORDER BY: the staged table holds the file's rows in line order already (one
-        # insert in file order, which DuckDB preserves), and sorting them again cost a third of
-        # the copy (1M games: 1.0 -> 0.7 s per file, the same bytes).
+        # insert in file order, which DuckDB preserves), and sorting them again is a third of the copy.
         export_parquet(
             con,
             warehouse,
@@ -328,7 +327,7 @@ def _stage_delivery(
     else:
         # In a local warehouse the working copy reads the rows back from the file just written,
         # as fast as from memory: held in memory until every file is staged, a large delivery's
-        # rows outgrew DuckDB's memory and were spilled to disk and back (10M games: 50 files).
+        # rows outgrow DuckDB's memory and are spilled to disk and back (a delivery of many files).
         con.execute(f"DROP TABLE IF EXISTS {staged_table(feed)}")
     return DeliveryRecord(
         path=source,
@@ -447,10 +446,10 @@ def _mark_repeated_keys(con, feed: Feed) -> None:
     Only keys that occur more than once are looked at, and only rows whose flags change are
     written: a first ingest of millions of rows, nearly all of them single, updates next to none.
     The keys that may occur more than once are found by a hash of the key, grouping one integer
-    instead of the key's text (10M games: 18 s -> 11 s); a key that only shares its hash with
+    instead of the key's text; a key that only shares its hash with
     another is alone in its window partitions, so it is flagged as neither. The rows in scope are
     read twice, once for the hashes and once for the few rows with a repeated one, rather than
-    kept with their keys' text between the two (10M games, the whole marking: 16-22 s -> 11-12 s).
+    kept with their keys' text between the two.
     """
     typed, group = f"typed_{feed.name}", quote_ident(GROUP_COLUMN[feed.name])
     key = ", ".join(quote_ident(k) for k in feed.key)

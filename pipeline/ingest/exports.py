@@ -161,8 +161,7 @@ def write_months(
     held: list[pa.RecordBatch] = []
     current: Month | None = None
     # Months are compressed and written on two threads while DuckDB reads on (Parquet's writer
-    # releases the GIL): 1M games, 4.0-4.4 s -> 3.3-3.5 s. At most WRITES_AHEAD months wait, so
-    # memory stays a few months.
+    # releases the GIL). At most WRITES_AHEAD months wait, so memory stays a few months.
     writing: deque[Future] = deque()
     lines = ProgressLines(progress)
 
@@ -178,8 +177,8 @@ def write_months(
                 while len(writing) > WRITES_AHEAD:
                     writing.popleft().result()
 
-        # A year of months per query: one sort of every month at once outgrew DuckDB's memory and
-        # went to disk (10M games: 63 s -> 30 s); the range lets DuckDB skip the other years' row groups.
+        # A year of months per query: one sort of every month at once outgrows DuckDB's memory on
+        # large sites and goes to disk; the range lets DuckDB skip the other years' row groups.
         for year in sorted({m.year for m in months}):
             chosen = [m for m in months if m.year == year]
             reader = con.sql(

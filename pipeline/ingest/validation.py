@@ -159,7 +159,7 @@ GAME_FACTS = "_game_facts"
 
 
 # A person on two powers is found exactly only by comparing a game's ids, an aggregate of lists
-# per game (10M games: 28 of the facts' 35 s). The ids of a game (holders and originals) are
+# per game and most of the cost of the games' facts. The ids of a game (holders and originals) are
 # surely distinct when their hashes set as many bits of a 64-bit mask as there are ids: masks
 # from three parts of the hash settle all but a few percent of the games, and only those (and
 # multi-site games, whose holders may repeat) have their ids compared.
@@ -218,11 +218,11 @@ def player_conflicts_sql() -> str:
 def create_candidates(con: duckdb.DuckDBPyConnection, feed: Feed, name: str) -> None:
     """The rows to validate as the view `name` (candidates_sql). A view, not a table: the rules
     and the insert of the valid rows read only the columns they need, and no copy of every row
-    is held (1M games: 10 s -> 5 s). Only the games' facts, one row per game, are a table."""
+    is held. Only the games' facts, one row per game, are a table."""
     if feed is GAMES:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {GAME_FACTS} AS {game_facts_sql()}")
-        # Statements of their own: as one query with the facts as a common table, this took
-        # 35 s on 10M games; as two, 16 s.
+        # Statements of their own: DuckDB runs the two faster than one query with the facts as a
+        # common table.
         con.execute(f"UPDATE {GAME_FACTS} SET _player_conflict = true WHERE game_id IN ({player_conflicts_sql()})")
     con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {candidates_sql(feed)}")
 

@@ -2,8 +2,8 @@
 table, and the peak rating, from the writer's arrays by player number; then the carry advanced
 to this month's table.
 
-Done with Arrow and numpy, the same work took a dozen passes over the month's rows and as many
-allocations (1M games: about a second of each system's backfill).
+Done with Arrow and numpy, the same work takes a dozen passes over the month's rows and as many
+allocations.
 """
 
 from __future__ import annotations
