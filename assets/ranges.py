@@ -4,9 +4,11 @@ import duckdb
 from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResult, MetadataValue
 
 from pipeline.core.feed_spec import FEEDS
+from pipeline.core.months import month_range
 from pipeline.defs.partition_status import forget_partitions
 from pipeline.defs.resources import DiprankResource
-from pipeline.defs.tags import WAREHOUSE_REBUILT, rankings_asset_name
+from pipeline.defs.tags import QUALITY_ASSET, WAREHOUSE_REBUILT, rankings_asset_name
+from pipeline.rating.quality import quality_months_outside, remove_quality_months
 from pipeline.rating.ranges import months_outside, remove_months, system_ranges
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
 from pipeline.warehouse.views import refresh_views
@@ -24,7 +26,8 @@ RANGES_SPEC = AssetSpec(
         "Each system's range of months from the validated feeds: from the first month with data in "
         "its own feed to the latest month with data in any feed. A month that left a system's range "
         "(its games moved or corrected away) loses its snapshot, history, awards, checkpoint and "
-        "manifest entry, so the warehouse equals a run from scratch on the same raw folder; Dagster "
+        "manifest entry (and a month no system's range holds loses its quality table), so the "
+        "warehouse equals a run from scratch on the same raw folder; Dagster "
         "then shows as materialized exactly the months whose snapshot is on disk."
     ),
 )
@@ -58,6 +61,16 @@ def rating_ranges(
         lines.append(
             f"| {name} | {covered[0] if covered else '–'} | {covered[1] if covered else '–'} | {len(outside)} |"
         )
+    covered_any = {m for covered in ranges.values() if covered for m in month_range(*covered)}
+    quality_outside = quality_months_outside(warehouse, covered_any)
+    remove_quality_months(warehouse, quality_outside)
+    if quality_outside:
+        context.log.info(f"quality: removed {len(quality_outside)} month(s) no system's range holds")
+    quality_key = AssetKey(QUALITY_ASSET)
+    on_disk = {m.partition_key for m in warehouse.quality_months()}
+    forget_partitions(
+        context.instance, quality_key, sorted(context.instance.get_materialized_partitions(quality_key) - on_disk)
+    )
     refresh_views(con, warehouse)
     return MaterializeResult(
         asset_key=AssetKey(RANGES_ASSET),

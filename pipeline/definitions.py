@@ -12,11 +12,12 @@ from functools import lru_cache
 from dagster import Definitions, JobDefinition, definitions
 
 from assets.ingest import ingest_feeds
+from assets.quality import build_quality_asset
 from assets.ratings import build_rating_assets
 from pipeline.core.months import Month
 from pipeline.defs.executors import executor_for
 from pipeline.defs.jobs import build_jobs
-from pipeline.defs.partitions import first_partitions, rating_partitions
+from pipeline.defs.partitions import first_partitions, quality_partitions, rating_partitions
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.schedules import build_schedules
 from pipeline.defs.sensors import build_sensors
@@ -28,9 +29,10 @@ def build_definitions(settings: Settings, first_months: dict[str, Month] | None 
     at `first_months` (default: its first month with data in the warehouse now)."""
     first_months = first_months or first_partitions(settings)
     partitions = rating_partitions(first_months)
-    jobs = build_jobs(settings.warehouse_dir, partitions)
+    scored = quality_partitions(first_months)
+    jobs = build_jobs(settings.warehouse_dir, partitions, scored)
     return Definitions(
-        assets=[ingest_feeds, *build_rating_assets(partitions)],
+        assets=[ingest_feeds, *build_rating_assets(partitions), build_quality_asset(scored)],
         resources={"diprank": DiprankResource.from_settings(settings)},
         jobs=jobs.all(),
         schedules=build_schedules(jobs.ingest),

@@ -8,6 +8,7 @@ from pathlib import Path
 from pipeline.ingest.validation import FEED_MODELS
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
 from pipeline.warehouse.store import MONTHLY_FEEDS
+from schemas.quality import Quality
 
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "TABLES.md"
 
@@ -52,6 +53,7 @@ def render_tables_doc() -> str:
         )
         for extra, model in cls.extra_models.items():
             parts.append(model_section(f"{name} {extra}", f"{extra}/{name}/year=YYYY/month=MM/{extra}.parquet", model))
+    parts.append(model_section("quality", "quality/year=YYYY/month=MM/quality.parquet", Quality))
     parts += ["## Validated feeds", ""]
     for feed, model in FEED_MODELS.items():
         # Games are stored one file per month of finished_on (pipeline.warehouse.store.MONTHLY_FEEDS).

@@ -24,12 +24,20 @@ from pipeline.core.feed_spec import FEEDS
 from pipeline.core.months import Month, month_range
 from pipeline.core.progress import PROGRESS_LOGGER, show_progress
 from pipeline.defs.instance import prepare_local_instance
-from pipeline.defs.jobs import INGEST_JOB, rating_job_name
+from pipeline.defs.jobs import INGEST_JOB, QUALITY_JOB, rating_job_name
 from pipeline.defs.partitions import first_partitions
-from pipeline.defs.tags import COMMAND_LINE_TAG, INGEST_STEP, WAREHOUSE_REBUILT, WAREHOUSE_TAG, range_tags
+from pipeline.defs.tags import (
+    COMMAND_LINE_TAG,
+    INGEST_STEP,
+    QUALITY_ASSET,
+    WAREHOUSE_REBUILT,
+    WAREHOUSE_TAG,
+    range_tags,
+)
 from pipeline.ingest.staging import SkippedEntry
 from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCounts, feed_counts
 from pipeline.rating.planning import Plan
+from pipeline.rating.quality import stale_quality_range
 from pipeline.settings import Settings
 from pipeline.systems.registry import system_class
 from pipeline.warehouse.store import Warehouse, connect, read_parquet
@@ -286,6 +294,23 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
                 yield future.result()
             except Exception as error:  # a child that died (killed, out of memory) or could not start
                 yield SystemRun(plan.system, plan.first, plan.last, 0, 0.0, failure=f"{type(error).__name__}: {error}")
+
+
+def score_quality(settings: Settings, instance: DagsterInstance | None = None) -> SystemRun | None:
+    """The quality run over the months whose tables are missing or stale (run after the systems),
+    or None when every table is current."""
+    stale = stale_quality_range(Warehouse.of(settings))
+    if stale is None:
+        return None
+    started = time.perf_counter()
+    first, last = stale
+    result = run_job(settings, QUALITY_JOB, tags=range_tags(first.partition_key, last.partition_key), instance=instance)
+    run = SystemRun(QUALITY_ASSET, first, last, len(month_range(first, last)), time.perf_counter() - started)
+    if not result.success:
+        run.failure = failure_message(result)
+        return run
+    run.failed_checks = failed_checks(result)
+    return run
 
 
 def feed_balance(con: duckdb.DuckDBPyConnection) -> list[FeedCounts]:

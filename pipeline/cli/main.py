@@ -254,6 +254,10 @@ def summarised_run(settings: Settings, warehouse, first, last, strict: bool, sys
         print(f"diprank: {run.system} failed: {run.failure}")
     if failed:
         return EXIT_FAILED
+    quality = orchestrate.score_quality(settings, instance)
+    if quality is not None and quality.failure:
+        print(f"diprank: the quality table failed: {quality.failure}")
+        return EXIT_FAILED
     print("\nsnapshots written:")
     for plan in plans:
         done = runs.get(plan.system)
@@ -265,6 +269,11 @@ def summarised_run(settings: Settings, warehouse, first, last, strict: bool, sys
             f"  {done.system:<10} {done.first} … {done.last}  {done.months:>4} months  {done.seconds:6.1f} s{compute}"
             f"  {warehouse.root / 'rankings' / done.system}"
         )
+    if quality is not None:
+        print(
+            f"  {'quality':<10} {quality.first} … {quality.last}  {quality.months:>4} months  {quality.seconds:6.1f} s"
+            f"  {warehouse.root / 'quality'}"
+        )
     for plan in plans:
         written = warehouse.written_months("rankings", plan.system)
         shown = plan.last if plan.system in runs else (written[-1] if written else None)
@@ -272,7 +281,9 @@ def summarised_run(settings: Settings, warehouse, first, last, strict: bool, sys
             rows = orchestrate.top_rows(warehouse, plan.system, shown, TOP_N)
             print(f"\n  {plan.system} top {TOP_N} as of {shown.last_day}:")
             print("\n".join(top_line(r) for r in rows) or "    (no one listed)")
-    checks = ingest.failed_checks + [c for run in runs.values() for c in run.failed_checks]
+    checks = ingest.failed_checks + [
+        c for run in [*runs.values(), *([quality] if quality else [])] for c in run.failed_checks
+    ]
     if checks:
         print(f"\n{plural(len(checks), 'failed check', 'failed checks')}:")
         print("\n".join(failed_check_line(c) for c in checks))

@@ -7,10 +7,11 @@ from typing import Any, Mapping
 
 from dagster import AssetKey, AssetSelection, PartitionsDefinition, define_asset_job
 
-from pipeline.defs.tags import WAREHOUSE_TAG, rankings_asset_name
+from pipeline.defs.tags import QUALITY_ASSET, WAREHOUSE_TAG, rankings_asset_name
 from pipeline.systems.registry import SYSTEM_NAMES
 
 INGEST_JOB = "ingest"
+QUALITY_JOB = "quality_job"
 INGEST_GROUPS = ("feeds", "validated")
 # What define_asset_job returns: a job resolved when the Definitions are (its class is not public).
 AssetJob = Any
@@ -26,13 +27,16 @@ class Jobs:
 
     ingest: AssetJob
     rating: dict[str, AssetJob]
+    quality: AssetJob
 
     def all(self) -> list[AssetJob]:
-        return [self.ingest, *self.rating.values()]
+        return [self.ingest, *self.rating.values(), self.quality]
 
 
-def build_jobs(warehouse_location: str, partitions: Mapping[str, PartitionsDefinition]) -> Jobs:
-    """The ingest job and one range job per system, tagged with the warehouse they write."""
+def build_jobs(
+    warehouse_location: str, partitions: Mapping[str, PartitionsDefinition], quality_partitions: PartitionsDefinition
+) -> Jobs:
+    """The ingest job, one range job per system and the quality job, tagged with the warehouse they write."""
     tags = {WAREHOUSE_TAG: warehouse_location}
     ingest = define_asset_job(
         INGEST_JOB,
@@ -50,4 +54,11 @@ def build_jobs(warehouse_location: str, partitions: Mapping[str, PartitionsDefin
         )
         for system in SYSTEM_NAMES
     }
-    return Jobs(ingest, rating)
+    quality = define_asset_job(
+        QUALITY_JOB,
+        selection=AssetSelection.assets(AssetKey(QUALITY_ASSET)),
+        partitions_def=quality_partitions,
+        description="Score every system's predictions for a range of months (one run, one pass).",
+        tags=tags,
+    )
+    return Jobs(ingest, rating, quality)

@@ -32,3 +32,8 @@ def first_partitions(settings: Settings) -> dict[str, Month]:
 
 def rating_partitions(first: dict[str, Month]) -> dict[str, MonthlyPartitionsDefinition]:
     return {system: monthly_partitions(month) for system, month in first.items()}
+
+
+def quality_partitions(first: dict[str, Month]) -> MonthlyPartitionsDefinition:
+    """The quality table's months: from the earliest system's first month."""
+    return monthly_partitions(min(first.values()))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Iterator
 
 import duckdb
@@ -10,8 +10,11 @@ from dagster import ConfigurableResource
 
 from pipeline.core.months import Month
 from pipeline.settings import Settings
+from pipeline.systems.registry import SYSTEM_NAMES
 from pipeline.warehouse.locks import warehouse_lock
 from pipeline.warehouse.store import Warehouse, connect
+
+QUALITY_LOCK = "quality"  # the writer of the quality tables
 
 
 class DiprankResource(ConfigurableResource):
@@ -72,6 +75,17 @@ class DiprankResource(ConfigurableResource):
             warehouse_lock(warehouse.lock_path, wait=True, shared=True, on_wait=log),
             warehouse_lock(warehouse.system_lock_path(system), wait=True, on_wait=log),
         ):
+            yield
+
+    @contextmanager
+    def scoring(self, log=None) -> Iterator[None]:
+        """Read every system's outputs while none of them writes, and write the quality tables alone."""
+        warehouse = self.warehouse
+        with ExitStack() as held:
+            held.enter_context(warehouse_lock(warehouse.lock_path, wait=True, shared=True, on_wait=log))
+            for system in SYSTEM_NAMES:
+                held.enter_context(warehouse_lock(warehouse.system_lock_path(system), wait=True, on_wait=log))
+            held.enter_context(warehouse_lock(warehouse.system_lock_path(QUALITY_LOCK), wait=True, on_wait=log))
             yield
 
     @contextmanager

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pipeline.systems.registry import SYSTEM_NAMES
 
 FEEDS_POOL = "diprank_feeds"
+QUALITY_POOL = "diprank_quality"
+QUALITY_ASSET = "rating_quality"
 WAREHOUSE_TAG = "diprank/warehouse"  # the warehouse a job's runs write, in its canonical spelling
 COMMAND_LINE_TAG = "diprank/command_line"  # on the runs `diprank run` executes in its own process
 THROUGH_TAG = "diprank/through"  # the last month the ratings after an ingest must reach
@@ -27,7 +29,7 @@ def system_pool(system: str) -> str:
     return f"diprank_{system}"
 
 
-WRITER_POOLS = (FEEDS_POOL, *(system_pool(s) for s in SYSTEM_NAMES))
+WRITER_POOLS = (FEEDS_POOL, *(system_pool(s) for s in SYSTEM_NAMES), QUALITY_POOL)
 
 
 def range_tags(first_partition: str, last_partition: str) -> dict[str, str]:

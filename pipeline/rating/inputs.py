@@ -13,11 +13,14 @@ from pipeline.systems.games import merged_powers
 from pipeline.systems.kernels.sort import columns_in_order
 from pipeline.warehouse.store import Warehouse, file_location, is_local
 
-GAMES_SQL = """
+# Whose result a power's row is (SPEC §2, responsible player).
+RESPONSIBLE_PLAYER_SQL = (
+    "CASE WHEN replacement_denies AND original_player_id IS NOT NULL THEN original_player_id ELSE player_id END"
+)
+GAMES_SQL = f"""
 SELECT game_id, site, variant, supply_centres, finished_on, rated, power, player_id, player_name,
        original_player_id, replacement_denies, result, centres, eliminated_year, multi_site,
-       CASE WHEN replacement_denies AND original_player_id IS NOT NULL
-            THEN original_player_id ELSE player_id END AS responsible_player_id
+       {RESPONSIBLE_PLAYER_SQL} AS responsible_player_id
 FROM read_parquet(?)
 WHERE finished_on BETWEEN ? AND ?
 """

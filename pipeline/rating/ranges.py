@@ -81,11 +81,12 @@ def remove_months(warehouse: Warehouse, system: str, extras: tuple[str, ...], mo
         warehouse.save_manifest(system, kept)
     for month in months:
         for kind in output_kinds(extras):
-            _remove_file(warehouse.output(kind, system, month))
-        _remove_file(warehouse.checkpoint(system, month))
+            remove_file(warehouse.output(kind, system, month))
+        remove_file(warehouse.checkpoint(system, month))
 
 
-def _remove_file(path) -> None:
+def remove_file(path) -> None:
+    """Delete an output file, and the month and year folders it leaves empty."""
     if not path.exists():
         return
     path.unlink()

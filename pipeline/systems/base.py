@@ -81,6 +81,7 @@ class RatingSystem(Protocol):
     feed: ClassVar[str]  # "games" or "events"
     ties_share_rank: ClassVar[bool]  # True: 1-2-2-4 on equal ratings; False: order breaks ties
     rating_bounds: ClassVar[tuple[float | None, float | None]]  # plausible range, checked on every output
+    newcomer_rating: ClassVar[float]  # a player the previous month's table does not list, for quality (SPEC §3.5)
     extras: ClassVar[tuple[str, ...]]  # names of extra outputs, e.g. ("awards",)
     rankings_model: ClassVar[type]  # Pandera model (schemas/<system>.py) of the rankings table
     history_model: ClassVar[type]  # Pandera model of the history table

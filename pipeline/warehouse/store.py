@@ -152,6 +152,17 @@ def file_location(path) -> str:
     return str(path.resolve()) if is_local(path) else str(path)
 
 
+def months_under(base) -> list[Month]:
+    """Months that have a file in `base`'s year=YYYY/month=MM folders, oldest first."""
+    months = []
+    for path in base.glob("year=*/month=*/*.parquet"):
+        y = re.match(r"year=(\d{4})", path.parent.parent.name)
+        m = re.match(r"month=(\d{2})", path.parent.name)
+        if y and m:
+            months.append(Month(int(y.group(1)), int(m.group(1))))
+    return sorted(set(months))
+
+
 class Warehouse:
     """Paths of the warehouse layout (SPEC §4) under one root (a folder or an object-storage URL).
 
@@ -263,16 +274,17 @@ class Warehouse:
     def checkpoint(self, system: str, month: Month) -> Path:
         return self.root / "state" / system / f"{month}.json"
 
+    def quality(self, month: Month) -> Path:
+        """The quality table of a month (SPEC §3.5): one file for every system."""
+        return self.root / "quality" / month_folder(month) / "quality.parquet"
+
+    def quality_months(self) -> list[Month]:
+        """Months that have a quality table, oldest first."""
+        return months_under(self.root / "quality")
+
     def written_months(self, kind: str, system: str) -> list[Month]:
         """Months that have a file of this kind, oldest first."""
-        base = self.root / kind / system
-        months = []
-        for path in base.glob("year=*/month=*/*.parquet"):
-            y = re.match(r"year=(\d{4})", path.parent.parent.name)
-            m = re.match(r"month=(\d{2})", path.parent.name)
-            if y and m:
-                months.append(Month(int(y.group(1)), int(m.group(1))))
-        return sorted(set(months))
+        return months_under(self.root / kind / system)
 
     def checkpoint_months(self, system: str) -> list[Month]:
         folder = self.root / "state" / system

@@ -219,6 +219,8 @@ class ClubRating:
     title: ClassVar[str] = "Club rating (Rankings Explained)"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = True
+    # The pre-month rating of a player the previous table does not list (SPEC §3.5).
+    newcomer_rating: ClassVar[float] = 0.0
     rating_bounds: ClassVar[tuple[float | None, float | None]] = (
         0.0,
         None,

@@ -132,6 +132,8 @@ class DipPouch:
     title: ClassVar[str] = "Dip Pouch Tournament Rating"
     feed: ClassVar[str] = "events"
     ties_share_rank: ClassVar[bool] = True
+    # The pre-month rating of a player the previous table does not list (SPEC §3.5).
+    newcomer_rating: ClassVar[float] = 40.0
     rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, 100.0)  # a weighted mean of percentiles
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = DipPouchRankings

@@ -356,6 +356,8 @@ class DiWZ:
     title: ClassVar[str] = "DiWZ (Diplomacy-Wertungszahl)"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = True
+    # The pre-month rating of a player the previous table does not list (SPEC §3.5).
+    newcomer_rating: ClassVar[float] = 1600.0
     rating_bounds: ClassVar[tuple[float | None, float | None]] = (
         100.0,
         3500.0,

@@ -366,6 +366,8 @@ class EaglePoints:
     title: ClassVar[str] = "Dip2000 Eagle points"
     feed: ClassVar[str] = "games"
     ties_share_rank: ClassVar[bool] = False
+    # The pre-month rating of a player the previous table does not list (SPEC §3.5).
+    newcomer_rating: ClassVar[float] = 0.0
     rating_bounds: ClassVar[tuple[float | None, float | None]] = (
         0.0,
         140.0,

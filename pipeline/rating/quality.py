@@ -1,0 +1,305 @@
+"""Predictive quality (SPEC §3.5): how well each system's table of the month before ordered the
+players of the month's games and events, pair by pair, and the same on the games all three
+online systems rated.
+
+Every month of a range is scored in one DuckDB pass: the history rows of the months (each system's
+own choice of games and players), each row's outcome (from the validated games, with multi-site
+powers merged as the systems merge them; an event's placement) and the player's rating in the
+table of the month before. A month's quality depends on the systems' outputs up to that month
+only, and each system's manifest already fingerprints those cumulatively, so a month is stale
+exactly when one of its systems' manifest entries changed (`quality_fingerprints`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from pipeline.core.months import Month, month_range
+from pipeline.rating.inputs import RESPONSIBLE_PLAYER_SQL
+from pipeline.rating.ranges import remove_file
+from pipeline.rating.writer import validate_output
+from pipeline.systems.registry import SYSTEM_NAMES, system_class
+from pipeline.warehouse.store import Warehouse, atomic_write_parquet, file_location
+from schemas.quality import Quality
+
+# Bumped whenever the table's definition or layout changes: every month is then scored again.
+QUALITY_FORMAT = 1
+# The record of which inputs each month's table was scored from (state/quality/manifest.json).
+QUALITY_MANIFEST = "quality"
+TRAILING_MONTHS = 12
+# The online systems compared on the same games (SPEC §3.5).
+COMMON_SYSTEMS = ("club", "eagle", "diwz")
+
+QUALITY_COLUMNS = pa.schema(
+    [
+        ("system", pa.string()),
+        ("as_of", pa.date32()),
+        ("games", pa.int64()),
+        ("pairs", pa.int64()),
+        ("concordant", pa.float64()),
+        ("pairwise_accuracy", pa.float64()),
+        ("trailing_pairs", pa.int64()),
+        ("trailing_concordant", pa.float64()),
+        ("trailing_accuracy", pa.float64()),
+        ("common_games", pa.int64()),
+        ("common_pairs", pa.int64()),
+        ("common_accuracy", pa.float64()),
+    ]
+)
+
+# A game row's outcome as one number, higher is better (SPEC §3.5): solo > draw member > survived
+# (more centres better) > eliminated (later better) > anarchy. The powers of one responsible
+# player in a multi-site game are merged first, as every system merges them (SPEC §2): the best
+# result in the order solo, draw, survived, anarchy, eliminated; centres summed; the latest
+# elimination year.
+GAME_OUTCOMES_SQL = f"""
+SELECT game_id AS source_id, responsible AS player_id,
+       CASE min(preference)
+           WHEN 0 THEN 4000000
+           WHEN 1 THEN 3000000
+           WHEN 2 THEN 2000000 + sum(centres)
+           WHEN 3 THEN 0
+           ELSE 1000000 + max(eliminated_year)
+       END AS outcome
+FROM (
+    SELECT game_id, {RESPONSIBLE_PLAYER_SQL} AS responsible, centres, eliminated_year,
+           CASE result WHEN 'solo' THEN 0 WHEN 'draw' THEN 1 WHEN 'survived' THEN 2 WHEN 'anarchy' THEN 3 ELSE 4 END
+               AS preference
+    FROM read_parquet(?)
+)
+GROUP BY ALL
+"""
+MONTH_INDEX = "(year({0}) * 12 + month({0}) - 1)"
+# One system's rated rows: the month, the game or event, the player, the outcome and the rating
+# of the table before the month (the newcomer's value when it does not list the player).
+RATED_ROWS_SQL = {
+    "games": "SELECT ? AS system, {month} AS m, h.source_id, h.player_id, {rating} AS rating, o.outcome "
+    "FROM read_parquet(?) h LEFT JOIN game_outcomes o USING (source_id, player_id) {previous}",
+    # An event's outcome: the lower placement is the better one.
+    "events": "SELECT ? AS system, {month} AS m, h.source_id, h.player_id, {rating} AS rating, "
+    "-h.placement AS outcome FROM read_parquet(?) h {previous}",
+}
+PREVIOUS_TABLE_SQL = (
+    f"LEFT JOIN (SELECT player_id, rating, {MONTH_INDEX.format('as_of')} + 1 AS m FROM read_parquet(?)) r "
+    f"ON r.player_id = h.player_id AND r.m = {MONTH_INDEX.format('h.source_date')}"
+)
+# Every unordered pair of rows of one game or event whose outcomes differ: concordant when the
+# higher rating finished better, half when the ratings are equal.
+SCORED_SOURCES_SQL = """
+SELECT a.system, a.m, a.source_id, count(*) AS pairs,
+       sum(CASE WHEN a.rating = b.rating THEN 0.5
+                WHEN (a.rating > b.rating) = (a.outcome > b.outcome) THEN 1.0
+                ELSE 0.0 END) AS concordant
+FROM rated a JOIN rated b
+  ON a.system = b.system AND a.m = b.m AND a.source_id = b.source_id AND a.row_id < b.row_id AND a.outcome <> b.outcome
+GROUP BY ALL
+"""
+MONTHLY_SQL = """
+WITH common AS (
+    SELECT m, source_id, true AS common FROM rated WHERE system IN (SELECT unnest(?::VARCHAR[]))
+    GROUP BY ALL HAVING count(DISTINCT system) = ?
+), monthly AS (
+    SELECT system, m, count(*) AS games, sum(pairs) AS pairs, sum(concordant) AS concordant,
+           count(*) FILTER (WHERE common) AS common_games,
+           coalesce(sum(pairs) FILTER (WHERE common), 0) AS common_pairs,
+           coalesce(sum(concordant) FILTER (WHERE common), 0) AS common_concordant
+    FROM scored LEFT JOIN common USING (m, source_id)
+    GROUP BY ALL
+), filled AS (
+    SELECT k.system, k.m,
+           coalesce(games, 0)::BIGINT AS games, coalesce(pairs, 0)::BIGINT AS pairs,
+           coalesce(concordant, 0)::DOUBLE AS concordant,
+           coalesce(common_games, 0)::BIGINT AS common_games, coalesce(common_pairs, 0)::BIGINT AS common_pairs,
+           coalesce(common_concordant, 0)::DOUBLE AS common_concordant
+    FROM calendar k LEFT JOIN monthly USING (system, m)
+), summed AS (
+    SELECT *,
+           sum(pairs) OVER twelve AS trailing_pairs, sum(concordant) OVER twelve AS trailing_concordant
+    FROM filled
+    WINDOW twelve AS (PARTITION BY system ORDER BY m RANGE BETWEEN ? PRECEDING AND CURRENT ROW)
+)
+SELECT system, m, games, pairs, concordant,
+       CASE WHEN pairs > 0 THEN concordant / pairs END AS pairwise_accuracy,
+       trailing_pairs::BIGINT AS trailing_pairs, trailing_concordant::DOUBLE AS trailing_concordant,
+       CASE WHEN trailing_pairs > 0 THEN trailing_concordant / trailing_pairs END AS trailing_accuracy,
+       CASE WHEN common_systems THEN common_games END AS common_games,
+       CASE WHEN common_systems THEN common_pairs END AS common_pairs,
+       CASE WHEN common_systems AND common_pairs > 0 THEN common_concordant / common_pairs END AS common_accuracy
+FROM (SELECT *, system IN (SELECT unnest(?::VARCHAR[])) AS common_systems FROM summed)
+WHERE m >= ?
+ORDER BY m, system
+"""
+
+
+@dataclass(frozen=True)
+class QualityRun:
+    """What one scoring run wrote: its months, their tables and the number of rows."""
+
+    months: list[Month]
+    rows: int
+    tables: dict[Month, pa.Table]
+
+
+def month_index(month: Month) -> int:
+    return month.year * 12 + month.month - 1
+
+
+def months_of_index(index: int) -> Month:
+    return Month(index // 12, index % 12 + 1)
+
+
+def system_months(warehouse: Warehouse) -> dict[str, set[Month]]:
+    """The months each system has a snapshot of: the months its quality rows stand for."""
+    return {name: set(warehouse.written_months("rankings", name)) for name in SYSTEM_NAMES}
+
+
+def quality_fingerprints(warehouse: Warehouse) -> dict[Month, str]:
+    """Every month that any system has a snapshot of, with a hash of what its quality table is
+    scored from: the systems that hold the month and their manifest entries of it, which
+    fingerprint each system's inputs up to that month (so its outputs up to it)."""
+    months = system_months(warehouse)
+    manifests = {name: warehouse.load_manifest(name) for name in SYSTEM_NAMES}
+    fingerprints = {}
+    for month in sorted(set().union(*months.values())):
+        parts = [f"format:{QUALITY_FORMAT}"]
+        for name in SYSTEM_NAMES:
+            if month in months[name]:
+                parts.append(f"{name}:{min(months[name])}:{manifests[name].get(str(month), 'none')}")
+        fingerprints[month] = hashlib.blake2b("|".join(parts).encode(), digest_size=16).hexdigest()
+    return fingerprints
+
+
+def stale_quality_range(warehouse: Warehouse) -> tuple[Month, Month] | None:
+    """The months to score again: from the first whose table is missing or was scored from other
+    outputs to the last month any system has; None when every table is current."""
+    fingerprints = quality_fingerprints(warehouse)
+    if not fingerprints:
+        return None
+    recorded = warehouse.load_manifest(QUALITY_MANIFEST)
+    for month, fingerprint in fingerprints.items():
+        if recorded.get(str(month)) != fingerprint or not warehouse.quality(month).exists():
+            return month, max(fingerprints)
+    return None
+
+
+def quality_months_outside(warehouse: Warehouse, months: set[Month]) -> list[Month]:
+    """Months with a quality table or manifest entry that no system's range holds, oldest first."""
+    held = set(warehouse.quality_months()) | {Month.parse(key) for key in warehouse.load_manifest(QUALITY_MANIFEST)}
+    return sorted(held - months)
+
+
+def remove_quality_months(warehouse: Warehouse, months: list[Month]) -> None:
+    """Delete the quality tables of these months, the manifest's entries first (see remove_months)."""
+    if not months:
+        return
+    manifest = warehouse.load_manifest(QUALITY_MANIFEST)
+    kept = {key: value for key, value in manifest.items() if Month.parse(key) not in set(months)}
+    if kept != manifest:
+        warehouse.save_manifest(QUALITY_MANIFEST, kept)
+    for month in months:
+        remove_file(warehouse.quality(month))
+
+
+def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Month, pa.Table]:
+    """The quality table of every month from `first` to `last` that any system has a snapshot of."""
+    months = system_months(warehouse)
+    window = month_range(first.shift(1 - TRAILING_MONTHS), last)
+    con = warehouse.scan()
+    try:
+        games_files = [file_location(p) for p in warehouse.validated_files("games", window[0], last)]
+        if games_files:
+            con.execute(f"CREATE TEMP TABLE game_outcomes AS {GAME_OUTCOMES_SQL}", [games_files])
+        selects, parameters = [], []
+        for name in SYSTEM_NAMES:
+            cls = system_class(name)
+            history = [
+                file_location(warehouse.history(name, m))
+                for m in window
+                if m in months[name] and warehouse.history(name, m).exists()
+            ]
+            if not history or (cls.feed == "games" and not games_files):
+                continue
+            tables = [
+                file_location(warehouse.rankings(name, m.previous())) for m in window if m.previous() in months[name]
+            ]
+            selects.append(
+                RATED_ROWS_SQL[cls.feed].format(
+                    month=MONTH_INDEX.format("h.source_date"),
+                    rating="coalesce(r.rating, ?)" if tables else "?::DOUBLE",
+                    previous=PREVIOUS_TABLE_SQL if tables else "",
+                )
+            )
+            parameters += [name, cls.newcomer_rating, history, *([tables] if tables else [])]
+        if selects:
+            union = " UNION ALL ".join(f"({select})" for select in selects)
+            con.execute(
+                f"CREATE TEMP TABLE rated AS SELECT row_number() OVER () AS row_id, * FROM ({union})", parameters
+            )
+        else:
+            con.execute(
+                "CREATE TEMP TABLE rated (row_id BIGINT, system VARCHAR, m BIGINT, source_id VARCHAR, "
+                "player_id VARCHAR, rating DOUBLE, outcome BIGINT)"
+            )
+        unmatched = con.execute(
+            "SELECT system, source_id, player_id FROM rated WHERE outcome IS NULL LIMIT 1"
+        ).fetchall()
+        if unmatched:
+            raise RuntimeError(f"history row without a result in the validated games: {unmatched[0]}")
+        con.execute(f"CREATE TEMP TABLE scored AS {SCORED_SOURCES_SQL}")
+        calendar = pa.table(
+            {
+                "system": [name for name in SYSTEM_NAMES for m in window if m in months[name]],
+                "m": pa.array(
+                    [month_index(m) for name in SYSTEM_NAMES for m in window if m in months[name]], pa.int64()
+                ),
+            }
+        )
+        con.register("calendar", calendar)
+        scored = con.sql(
+            MONTHLY_SQL,
+            params=[
+                list(COMMON_SYSTEMS),
+                len(COMMON_SYSTEMS),
+                TRAILING_MONTHS - 1,
+                list(COMMON_SYSTEMS),
+                month_index(first),
+            ],
+        ).to_arrow_table()
+    finally:
+        con.close()
+    return split_months(scored)
+
+
+def split_months(scored: pa.Table) -> dict[Month, pa.Table]:
+    """The scored rows (system, m, figures; ordered by m, system) as one table per month."""
+    tables: dict[Month, pa.Table] = {}
+    indexes = scored.column("m").to_pylist()
+    start = 0
+    for end in range(1, len(indexes) + 1):
+        if end == len(indexes) or indexes[end] != indexes[start]:
+            month = months_of_index(indexes[start])
+            rows = scored.slice(start, end - start).drop_columns(["m"])
+            as_of = pa.array([month.last_day] * rows.num_rows, pa.date32())
+            tables[month] = rows.add_column(1, "as_of", as_of).select(QUALITY_COLUMNS.names).cast(QUALITY_COLUMNS)
+            start = end
+    return tables
+
+
+def score_months(warehouse: Warehouse, first: Month, last: Month) -> QualityRun:
+    """Score every month from `first` to `last`, validate the tables, write them, then record
+    their fingerprints (the manifest is written after the files it vouches for)."""
+    tables = quality_tables(warehouse, first, last)
+    if not tables:
+        return QualityRun([], 0, {})
+    every = pa.concat_tables(tables.values())
+    validate_output(Quality, every, f"quality {first}..{last}", warehouse.duckdb_config)
+    for month, table in tables.items():
+        atomic_write_parquet(warehouse.quality(month), table)
+    fingerprints = quality_fingerprints(warehouse)
+    manifest = warehouse.load_manifest(QUALITY_MANIFEST)
+    manifest.update({str(month): fingerprints[month] for month in tables if month in fingerprints})
+    warehouse.save_manifest(QUALITY_MANIFEST, manifest)
+    return QualityRun(sorted(tables), every.num_rows, tables)
