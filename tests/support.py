@@ -6,6 +6,8 @@ import contextlib
 import csv
 import io
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import duckdb
@@ -179,7 +181,9 @@ def quarantine(warehouse: Path, feed: str) -> list[dict]:
     return pq.read_table(warehouse / "quarantine" / f"{feed}.parquet").to_pylist()
 
 
-def tree_bytes(root: Path, kinds=("rankings", "history", "awards", "validated", "quarantine")) -> dict[str, bytes]:
+def tree_bytes(
+    root: Path, kinds=("rankings", "history", "awards", "quality", "validated", "quarantine")
+) -> dict[str, bytes]:
     """Every output file's bytes by relative path (for byte-identical comparisons)."""
     files = {}
     for kind in kinds:
@@ -188,3 +192,34 @@ def tree_bytes(root: Path, kinds=("rankings", "history", "awards", "validated", 
             for path in sorted(base.rglob("*.parquet")):
                 files[path.relative_to(root).as_posix()] = path.read_bytes()
     return files
+
+
+def chromium() -> str | None:
+    """The system's Chromium (or Chrome) binary, else None."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+
+
+def headless_dom(browser: str, page: Path, profile: Path) -> subprocess.CompletedProcess:
+    """Open a page in headless Chromium with a fresh profile and no network chatter; stdout is its DOM."""
+    return subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

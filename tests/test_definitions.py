@@ -79,8 +79,8 @@ def test_every_instance_file_limits_the_writers_pools_to_one(instance_file):
 
 
 def test_every_asset_that_writes_is_in_its_writers_pool(defs):
-    """Ingest's assets share one pool, each system's asset has its own."""
-    from pipeline.defs.tags import FEEDS_POOL, system_pool
+    """Ingest's assets share one pool, each system's asset has its own, and so does the quality table."""
+    from pipeline.defs.tags import FEEDS_POOL, QUALITY_ASSET, QUALITY_POOL, system_pool
 
     graph = defs.resolve_asset_graph()
     pools = {
@@ -90,7 +90,10 @@ def test_every_asset_that_writes_is_in_its_writers_pool(defs):
     }
     for name, asset_pools in pools.items():
         system = name[: -len("_rankings")] if name.endswith("_rankings") else None
-        assert asset_pools == {system_pool(system) if system in SYSTEM_NAMES else FEEDS_POOL}, name
+        expected = (
+            system_pool(system) if system in SYSTEM_NAMES else QUALITY_POOL if name == QUALITY_ASSET else FEEDS_POOL
+        )
+        assert asset_pools == {expected}, name
 
 
 def test_the_shipped_instance_file_goes_into_an_empty_home_and_a_users_own_stays(tmp_path):

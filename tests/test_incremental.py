@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from dagster import AssetKey, AssetMaterialization
+from dagster import AssetMaterialization
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +26,7 @@ from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_a
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.warehouse.store import Warehouse
 from tests.support import dagster_in_memory, dagster_instance_at, environment, write_csv
-from tests.test_lifecycle import STATE_FILES, assert_equals_a_run_from_scratch, materialized_months, run
+from tests.test_lifecycle import STATE_FILES, assert_equals_a_run_from_scratch, asset_key_of, materialized_months, run
 from tests.test_validation import GOOD_EVENT, GOOD_RESULTS
 
 
@@ -494,9 +494,7 @@ def record_materialized(home: Path, shown: dict[str, set[str]]) -> None:
     with dagster_instance_at(home) as instance:
         for system, months in shown.items():
             for month in sorted(months):
-                instance.report_runless_asset_event(
-                    AssetMaterialization(AssetKey(f"{system}_rankings"), partition=month)
-                )
+                instance.report_runless_asset_event(AssetMaterialization(asset_key_of(system), partition=month))
 
 
 # One to two steps of one to three deliveries, each with its own random seed.

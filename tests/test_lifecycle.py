@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 from dagster import AssetKey
 
+from pipeline.defs.tags import QUALITY_ASSET, rankings_asset_name
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.systems.registry import SYSTEM_NAMES
 from pipeline.warehouse.store import Warehouse
@@ -42,9 +43,25 @@ def view_rows(root: Path) -> dict[str, list]:
         con.close()
 
 
+QUALITY = "quality"  # the quality table's entry beside the systems'
+
+
+def asset_key_of(name: str) -> AssetKey:
+    """The asset of a system's snapshots, or of the quality tables."""
+    return AssetKey(QUALITY_ASSET if name == QUALITY else rankings_asset_name(name))
+
+
 def materialized_months(root: Path) -> dict[str, set[str]]:
+    """The months Dagster shows as materialized, per system and for the quality tables."""
     with dagster_instance_at(root / ".dagster") as instance:
-        return {s: instance.get_materialized_partitions(AssetKey(f"{s}_rankings")) for s in SYSTEM_NAMES}
+        return {name: instance.get_materialized_partitions(asset_key_of(name)) for name in (*SYSTEM_NAMES, QUALITY)}
+
+
+def months_on_disk(root: Path) -> dict[str, set[str]]:
+    """The months whose snapshot (per system) or quality table is on disk."""
+    warehouse = Warehouse(root)
+    on_disk = {s: {m.partition_key for m in warehouse.written_months("rankings", s)} for s in SYSTEM_NAMES}
+    return {**on_disk, QUALITY: {m.partition_key for m in warehouse.quality_months()}}
 
 
 def assert_equals_a_run_from_scratch(raw: Path, warehouse: Path, scratch: Path) -> None:
@@ -53,8 +70,7 @@ def assert_equals_a_run_from_scratch(raw: Path, warehouse: Path, scratch: Path) 
     assert sorted(mine) == sorted(theirs)
     assert [p for p in mine if mine[p] != theirs[p]] == []
     assert view_rows(warehouse) == view_rows(scratch)
-    on_disk = {s: {m.partition_key for m in Warehouse(warehouse).written_months("rankings", s)} for s in SYSTEM_NAMES}
-    assert materialized_months(warehouse) == on_disk
+    assert materialized_months(warehouse) == months_on_disk(warehouse)
 
 
 def one_game(day: dt.date, game_id: str = "late") -> list[dict]:

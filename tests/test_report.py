@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import html
 import re
-import shutil
-import subprocess
 from collections import defaultdict
 from decimal import Decimal
 from html.parser import HTMLParser
@@ -34,7 +32,7 @@ from pipeline.systems.games import rows_to_table
 from pipeline.warehouse.store import Warehouse
 from tests.fixtures import diwz_cases
 from tests.fixtures.eagle_cases import solo_game
-from tests.support import REPO, run_cli, write_csv
+from tests.support import REPO, chromium, headless_dom, run_cli, write_csv
 
 # A registry name with everything a page must survive: markup, an entity, both quotes, a
 # right-to-left override, a wide emoji and letters outside Latin-1.
@@ -642,14 +640,6 @@ def test_chart_path_breaks_where_a_player_was_not_listed():
     assert runs[1].endswith("Z")
 
 
-def chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-
-
 def test_html_page_in_headless_chromium(small, tmp_path, capsys):
     browser = chromium()
     if browser is None:
@@ -657,24 +647,7 @@ def test_html_page_in_headless_chromium(small, tmp_path, capsys):
     target = tmp_path / "eagle.html"
     code, _, _ = report(capsys, "eagle", "--month", DEC_2024, "--warehouse", str(small), "--html", str(target))
     assert code == 0
-    done = subprocess.run(
-        [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            target.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = headless_dom(browser, target, tmp_path / "profile")
     dom = done.stdout
     assert done.returncode == 0 and "</html>" in dom, done.stderr[-2000:]
     parser = PageParser()
@@ -694,6 +667,7 @@ def test_html_page_in_headless_chromium(small, tmp_path, capsys):
 
 DOCS = REPO / "docs" / "DASHBOARDS.md"
 QUERIES = ("latest-table", "player-history", "player-ranks", "year-end", "national-ranking", "eagle-awards")
+QUALITY_QUERIES = ("quality-trailing", "quality-trailing-files")  # run by tests/test_report_quality.py
 RESULT_NAMES = {
     "latest-table": "latest_table",
     "player-history": "player_history",
@@ -804,9 +778,9 @@ def check_query(name: str, result, small: Path, values: dict[str, str]) -> None:
 
 def test_docs_duckdb_queries(small, doc_values):
     blocks = {block_name(code): code for code in doc_blocks("sql")}
-    assert set(blocks) == set(QUERIES)
-    for name, code in blocks.items():
-        result = duckdb.connect().sql(localise(code, doc_values)).to_arrow_table()
+    assert set(blocks) == set(QUERIES) | set(QUALITY_QUERIES)
+    for name in QUERIES:
+        result = duckdb.connect().sql(localise(blocks[name], doc_values)).to_arrow_table()
         check_query(name, result, small, doc_values)
 
 

@@ -2,10 +2,12 @@
 
     diprank report <system> [--month YYYY-MM] [--warehouse DIR] [--player ID] [--game ID]
                    [--top N] [--html [PATH]]
+    diprank report quality [--month YYYY-MM] [--warehouse DIR] [--html [PATH]]
 
 The report is built once from the warehouse (pipeline.reports.model), printed as text
 (pipeline.reports.text) and, with --html, also written as one self-contained page
-(pipeline.reports.html).
+(pipeline.reports.html). `quality` prints every system's predictive quality of the month
+(SPEC §3.5); its page, like every system's, charts trailing accuracy over time.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from pipeline.cli.arguments import month_argument, whole_number
 from pipeline.reports.html import write_html
-from pipeline.reports.model import Report, ReportError, build_report
+from pipeline.reports.model import QUALITY, Report, ReportError, build_report
 from pipeline.reports.text import render_text
 from pipeline.settings import ENV_WAREHOUSE_DIR, Settings
 from pipeline.systems.registry import SYSTEM_NAMES
@@ -35,14 +37,17 @@ def add_report_parser(subparsers) -> argparse.ArgumentParser:
         help="print a month's table the way its community publishes it",
         description="Print a rating system's monthly table as its community publishes it, "
         "optionally with a player's history (dip_pouch) or a game's evaluation (diwz), "
+        "or every system's predictive quality of the month (quality), "
         "and write it as a self-contained HTML page.",
     )
-    parser.add_argument("system", help=f"one of {', '.join(SYSTEM_NAMES)}")
+    parser.add_argument(
+        "system", help=f"one of {', '.join(SYSTEM_NAMES)}, or {QUALITY} for every system's predictive quality"
+    )
     parser.add_argument(
         "--month",
         type=month_argument,
         metavar="YYYY-MM",
-        help="the snapshot month (default: the latest month with a snapshot)",
+        help="the snapshot month (default: the latest month with a snapshot, or with a quality table)",
     )
     parser.add_argument(
         "--warehouse",

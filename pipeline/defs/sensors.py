@@ -1,4 +1,5 @@
-"""The sensors: new raw files start an ingest; a successful ingest starts every system's stale months.
+"""The sensors: new raw files start an ingest; a successful ingest starts every system's stale months;
+a system's successful run starts the quality tables' stale months.
 
 Both receive the code location's resource, so they see the settings the code location resolved.
 """
@@ -28,11 +29,13 @@ from pipeline.defs.tags import THROUGH_TAG, range_tags
 from pipeline.ingest.staging import delivery_files
 from pipeline.rating.inputs import last_data_month
 from pipeline.rating.planning import plan_all
+from pipeline.rating.quality import stale_quality_range
 from pipeline.settings import Settings
 from pipeline.warehouse.store import Warehouse
 
 NEW_RAW_FILES = "new_raw_files"
 RATE_AFTER_INGEST = "rate_after_ingest"
+SCORE_AFTER_RATING = "score_after_rating"
 
 
 def raw_folder_signature(raw_dir: Path) -> str:
@@ -99,6 +102,18 @@ def requests_after_ingest(
     return rating_requests(warehouse, settings, through, run_id, first_months)
 
 
+def quality_request(warehouse: Warehouse, run_id: str) -> RunRequest | SkipReason:
+    """A quality run over the months whose tables are missing or stale, after a system's run."""
+    stale = stale_quality_range(warehouse)
+    if stale is None:
+        return SkipReason("every quality table is current")
+    first, last = stale
+    return RunRequest(
+        run_key=f"{run_id}-quality-{first}-{last}",
+        tags=range_tags(first.partition_key, last.partition_key),
+    )
+
+
 def build_sensors(jobs: Jobs, first_months: dict[str, Month]) -> list[SensorDefinition]:
     @sensor(
         name=NEW_RAW_FILES,
@@ -129,4 +144,18 @@ def build_sensors(jobs: Jobs, first_months: dict[str, Month]) -> list[SensorDefi
             context.log.warning(problem)
         return requests or SkipReason("; ".join(problems) or "every system is up to date")
 
-    return [new_raw_files, rate_after_ingest]
+    @run_status_sensor(
+        name=SCORE_AFTER_RATING,
+        run_status=DagsterRunStatus.SUCCESS,
+        monitored_jobs=list(jobs.rating.values()),
+        request_job=jobs.quality,
+        default_status=DefaultSensorStatus.RUNNING,
+        description=(
+            "After a system's successful run, scores the quality tables from their first stale month "
+            "(a system still running holds its lock; the tables it changes are scored again after it)."
+        ),
+    )
+    def score_after_rating(context, diprank: DiprankResource):
+        return quality_request(Warehouse.of(diprank.settings()), context.dagster_run.run_id)
+
+    return [new_raw_files, rate_after_ingest, score_after_rating]

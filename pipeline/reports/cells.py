@@ -56,6 +56,16 @@ def fraction_text(value: float | None) -> str:
     return text
 
 
+def accuracy_text(value: float | None) -> str:
+    """A pairwise accuracy with three decimals rounded half up (0.634); "-" for null."""
+    return "-" if value is None else decimal_text(value, 3)
+
+
+def count_text(value: int | None) -> str:
+    """A count as a whole number; "-" for null."""
+    return "-" if value is None else str(value)
+
+
 def iso(day: dt.date | None) -> str:
     """A date as 2020-12-31; blank for null."""
     return "" if day is None else day.isoformat()

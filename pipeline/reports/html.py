@@ -1,5 +1,6 @@
 """A report (pipeline.reports.model) as one self-contained HTML page: its tables and, when the report
-carries one, an inline SVG chart of the month's top 10 over every month up to it.
+carries them, an inline SVG chart of the month's top 10 over every month up to it and one of every
+system's trailing pairwise accuracy (SPEC §3.5) over the months up to it.
 
 No scripts, no external fonts, stylesheets or images: the page carries a Content-Security-Policy
 that forbids loading anything, so it opens the same offline, from a file share or a dashboard.
@@ -16,8 +17,8 @@ import os
 from pathlib import Path
 
 from pipeline.core.months import Month
-from pipeline.reports.cells import decimal_text, month_name, whole_text
-from pipeline.reports.model import Chart, Report, Section
+from pipeline.reports.cells import accuracy_text, decimal_text, month_name, whole_text
+from pipeline.reports.model import Chart, QualityChart, Report, Section
 from pipeline.warehouse.store import atomic_write_bytes
 
 # Tableau 10: distinct hues that stay apart for the usual colour-vision deficiencies.
@@ -28,6 +29,8 @@ MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 40, 16, 44
 DOT_RADIUS = 3
 MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120, 240)
 MAX_X_TICKS = 12
+ACCURACY_LOW, ACCURACY_HIGH, ACCURACY_STEP = 0.4, 1.0, 0.1  # the accuracy axis, lowered if the data goes below
+COIN_ACCURACY = 0.5
 
 STYLE = """
 :root { color-scheme: light; }
@@ -52,6 +55,8 @@ svg.chart .grid { stroke: #e3e3e3; stroke-width: 1; }
 svg.chart .axis { stroke: #999; stroke-width: 1; }
 svg.chart text { fill: #555; }
 svg.chart path.series { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
+svg.chart polyline.quality { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
+svg.chart .reference { stroke: #555; stroke-width: 1; stroke-dasharray: 6 4; }
 ol.legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; }
 ol.legend li { white-space: nowrap; }
 ol.legend .swatch { display: inline-block; width: .9rem; height: .9rem; margin-right: .35rem;
@@ -237,21 +242,7 @@ def chart_html(report: Report, chart: Chart) -> str:
     )
     out.append("</g>")
 
-    months = x1 - x0
-    month_step = next((s for s in MONTH_STEPS if months / s <= MAX_X_TICKS), MONTH_STEPS[-1])
-    out.append('<g class="x-axis">')
-    out.append(f'<line class="axis" x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}"/>')
-    for index in range(x0, x1 + 1):
-        if index % month_step and not (x0 == x1):
-            continue
-        month = Month(index // 12, index % 12 + 1)
-        xx = _number(x(month))
-        text = str(month.year) if month_step >= 12 else str(month)
-        out.append(
-            f'<line class="axis" x1="{xx}" x2="{xx}" y1="{bottom}" y2="{bottom + 5}"/>'
-            f'<text x="{xx}" y="{bottom + 18}" text-anchor="middle">{esc(text)}</text>'
-        )
-    out.append("</g>")
+    out += month_axis(x0, x1, x, left, right, bottom)
 
     out.append('<g class="series">')
     legend = []
@@ -277,14 +268,119 @@ def chart_html(report: Report, chart: Chart) -> str:
     )
 
 
+def month_axis(x0: int, x1: int, x, left: float, right: float, bottom: float) -> list[str]:
+    """The horizontal axis from month index x0 to x1: a tick at every round step of months, labelled."""
+    months = x1 - x0
+    month_step = next((s for s in MONTH_STEPS if months / s <= MAX_X_TICKS), MONTH_STEPS[-1])
+    out = ['<g class="x-axis">', f'<line class="axis" x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}"/>']
+    for index in range(x0, x1 + 1):
+        if index % month_step and not (x0 == x1):
+            continue
+        month = Month(index // 12, index % 12 + 1)
+        xx = _number(x(month))
+        text = str(month.year) if month_step >= 12 else str(month)
+        out.append(
+            f'<line class="axis" x1="{xx}" x2="{xx}" y1="{bottom}" y2="{bottom + 5}"/>'
+            f'<text x="{xx}" y="{bottom + 18}" text-anchor="middle">{esc(text)}</text>'
+        )
+    out.append("</g>")
+    return out
+
+
+def latest_accuracy(points: list[tuple[Month, float]], month: Month) -> str:
+    """A system's trailing accuracy as the legend shows it: the month's, else the latest with its month."""
+    if not points:
+        return "-"
+    last, value = points[-1]
+    return accuracy_text(value) if last == month else f"{accuracy_text(value)} ({last})"
+
+
+def quality_chart_html(report: Report, chart: QualityChart) -> str:
+    """The SVG figure of trailing accuracy: one polyline per system, a line at a coin's 0.5, and a legend."""
+    caption = f"Trailing 12-month pairwise accuracy of each system at each month end up to {report.month}"
+    points = [(m, a) for system in chart.systems for m, a in chart.series[system]]
+    if not points:
+        return (
+            f'<figure class="quality-chart"><figcaption>{esc(caption)}</figcaption>'
+            '<p class="note">No system has rated a pair yet.</p></figure>'
+        )
+    x0, x1 = _index(min(m for m, _ in points)), _index(report.month)
+    y_low = min(ACCURACY_LOW, math.floor(min(a for _, a in points) / ACCURACY_STEP) * ACCURACY_STEP)
+    y_high = ACCURACY_HIGH
+    left, right = MARGIN_LEFT, WIDTH - MARGIN_RIGHT
+    top, bottom = MARGIN_TOP, HEIGHT - MARGIN_BOTTOM
+
+    def x(month: Month) -> float:
+        """The month's horizontal position; a single month stands in the middle."""
+        if x1 == x0:
+            return (left + right) / 2
+        return left + (_index(month) - x0) / (x1 - x0) * (right - left)
+
+    def y(value: float) -> float:
+        """The accuracy's vertical position, higher accuracy nearer the top."""
+        return bottom - (value - y_low) / (y_high - y_low) * (bottom - top)
+
+    label = "Trailing 12-month pairwise accuracy"
+    out = [
+        f'<svg class="chart quality" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'role="img" aria-labelledby="quality-title">',
+        f'<title id="quality-title">{esc(caption)}</title>',
+        '<g class="y-axis">',
+    ]
+    ticks = round((y_high - y_low) / ACCURACY_STEP)
+    for k in range(ticks + 1):
+        value = y_low + k * ACCURACY_STEP
+        yy = _number(y(value))
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{right}" y1="{yy}" y2="{yy}"/>'
+            f'<text x="{left - 6}" y="{yy}" text-anchor="end" dominant-baseline="middle">{value:.1f}</text>'
+        )
+    middle = _number((top + bottom) / 2)
+    out.append(f'<text x="14" y="{middle}" text-anchor="middle" transform="rotate(-90 14 {middle})">{label}</text>')
+    coin = _number(y(COIN_ACCURACY))
+    out.append(
+        f'<line class="reference" x1="{left}" x2="{right}" y1="{coin}" y2="{coin}"/>'
+        f'<text x="{right - 4}" y="{_number(y(COIN_ACCURACY) - 6)}" text-anchor="end">a coin: 0.5</text>'
+    )
+    out.append("</g>")
+    out += month_axis(x0, x1, x, left, right, bottom)
+
+    out.append('<g class="series">')
+    legend = []
+    for number, system in enumerate(chart.systems):
+        colour = PALETTE[number % len(PALETTE)]
+        series = chart.series[system]
+        shown = latest_accuracy(series, report.month)
+        # One month alone is drawn as a dot: the same point twice, with round caps.
+        coordinates = [f"{_number(x(m))},{_number(y(a))}" for m, a in series]
+        if len(coordinates) == 1:
+            coordinates *= 2
+        out.append(
+            f'<polyline class="quality" data-system="{esc(system)}" stroke="{colour}" '
+            f'points="{" ".join(coordinates)}"><title>{esc(system)}: {esc(shown)}</title></polyline>'
+        )
+        legend.append(
+            f'<li data-system="{esc(system)}"><span class="swatch" style="background:{colour}"></span>'
+            f"{esc(system)} {esc(shown)}</li>"
+        )
+    out.append("</g></svg>")
+    return (
+        '<figure class="quality-chart" id="quality-chart">\n'
+        f"<figcaption>{esc(caption)}</figcaption>\n"
+        + "\n".join(out)
+        + f'\n<ol class="legend">{"".join(legend)}</ol>\n</figure>'
+    )
+
+
 # --- the page -------------------------------------------------------------------------------
 
 
 def render_html(report: Report) -> str:
-    """The whole page: header, the chart when the report has one, then every section."""
+    """The whole page: header, the chart when the report has one, every section, then the quality chart."""
     # The chart first: a full table can run to hundreds of rows.
     chart = [] if report.chart is None else [chart_html(report, report.chart)]
-    body = [*chart, *(section_html(s) for s in report.sections)]
+    quality = [] if report.quality is None else [quality_chart_html(report, report.quality)]
+    body = [*chart, *(section_html(s) for s in report.sections), *quality]
     return "\n".join(
         [
             "<!DOCTYPE html>",

@@ -7,6 +7,9 @@ rows, notes), ready for either renderer (pipeline.reports.text, pipeline.reports
   DiWZ-Auswertung in the layout of seed 004 (waiting and unrated players show their results).
 - dip_pouch: the international ranking; with a player that player's event history.
 - club: record W-L-D, P, W%, S, base, legacy, rating.
+- quality (not a rating system): every system's predictive quality of the month (SPEC §3.5), the
+  month's pairwise accuracy beside the trailing 12 months' and the common games'; the chart of
+  trailing accuracy over time is also part of every system's page.
 
 Everything is read from the warehouse files (SPEC §4); nothing is recomputed except the pairwise
 results a waiting or unrated DiWZ player collected in a game, which the history stores only as
@@ -25,7 +28,9 @@ import pyarrow.dataset as ds
 
 from pipeline.core.months import Month
 from pipeline.reports.cells import (
+    accuracy_text,
     clean_text,
+    count_text,
     decimal_text,
     fraction_text,
     german_date,
@@ -70,6 +75,10 @@ AWARD_VALUES = {  # what each award's `value` is
 }
 
 DIWZ_POOLED_NOTE = "* = Ergebnisse aus früheren Spielen zusammengefasst"
+
+QUALITY = "quality"  # `diprank report quality`: the predictive quality of every system
+QUALITY_HEADING = "Predictive quality"
+QUALITY_NOTE = "0.5 is a coin's accuracy; 1.0 would predict every pair."
 
 
 class ReportError(Exception):
@@ -123,8 +132,16 @@ class Chart:
 
 
 @dataclass
+class QualityChart:
+    """Every system's trailing 12-month pairwise accuracy at each month end up to the report's month."""
+
+    systems: list[str]  # every system of the quality tables, by name
+    series: dict[str, list[tuple[Month, float]]]  # system -> (month, trailing_accuracy), oldest first, nulls left out
+
+
+@dataclass
 class Report:
-    """Everything a renderer prints for one system's month."""
+    """Everything a renderer prints for one system's month (or, for `quality`, every system's quality)."""
 
     system: str
     month: Month
@@ -132,6 +149,7 @@ class Report:
     heading: str  # e.g. "Eagle table"
     sections: list[Section]
     chart: Chart | None = None  # None when only text is wanted: the chart reads every month's table
+    quality: QualityChart | None = None  # None for text only, or before the first quality table
 
 
 # --- reading the warehouse ------------------------------------------------------------------
@@ -642,9 +660,9 @@ def build_report(
     top: int | None = None,
     with_chart: bool = True,
 ) -> Report:
-    """Every section of a system's month, and its chart, from the warehouse; ReportError for a bad request."""
-    if system not in SYSTEM_NAMES:
-        raise ReportError(f"unknown system {system!r}; choose from {', '.join(SYSTEM_NAMES)}")
+    """Every section of a system's month (or the quality table) and its charts; ReportError for a bad request."""
+    if system not in SYSTEM_NAMES and system != QUALITY:
+        raise ReportError(f"unknown system {system!r}; choose from {', '.join(SYSTEM_NAMES)}, or {QUALITY}")
     if player is not None and system != "dip_pouch":
         raise ReportError(f"--player shows a Dip Pouch history: use it with dip_pouch, not {system}")
     if game is not None and system != "diwz":
@@ -655,6 +673,8 @@ def build_report(
         raise ReportError(
             f"no warehouse at {warehouse.root} (run `diprank run` first, or set --warehouse or ${ENV_WAREHOUSE_DIR})"
         )
+    if system == QUALITY:
+        return build_quality_report(warehouse, _month_of(month), top=top, with_chart=with_chart)
     months = warehouse.written_months("rankings", system)
     if not months:
         raise ReportError(f"no {system} snapshots in {warehouse.root} (run `diprank run` first)")
@@ -679,7 +699,8 @@ def build_report(
     if game is not None:
         sections.append(diwz_evaluation(warehouse, game, names))
     chart = top_players_chart(warehouse, system, [m for m in months if m <= month], rows) if with_chart else None
-    return Report(system, month, sections[0].title, TITLES[system], sections, chart)
+    quality = quality_chart(warehouse, month) if with_chart else None
+    return Report(system, month, sections[0].title, TITLES[system], sections, chart, quality)
 
 
 def top_players_chart(warehouse: Warehouse, system: str, months: list[Month], rows: list[dict]) -> Chart:
@@ -706,3 +727,82 @@ def rating_series(
     for row in sorted(table.to_pylist(), key=lambda r: r["as_of"]):
         series[row["player_id"]].append((Month.of(row["as_of"]), row["rating"]))
     return series
+
+
+# --- predictive quality ---------------------------------------------------------------------
+
+
+def quality_section(rows: list[dict], month: Month) -> Section:
+    """The month's quality of every system: the month's pairs, the trailing 12 months', the common games'."""
+    columns = [
+        Column("System"),
+        Column("Games", "right"),
+        Column("Pairs", "right"),
+        Column("Accuracy", "right"),
+        Column("Trailing pairs", "right"),
+        Column("Trailing accuracy", "right"),
+        Column("Common games", "right"),
+        Column("Common accuracy", "right"),
+    ]
+    body = [
+        Row(
+            [
+                r["system"],
+                count_text(r["games"]),
+                count_text(r["pairs"]),
+                accuracy_text(r["pairwise_accuracy"]),
+                count_text(r["trailing_pairs"]),
+                accuracy_text(r["trailing_accuracy"]),
+                count_text(r["common_games"]),
+                accuracy_text(r["common_accuracy"]),
+            ]
+        )
+        for r in rows
+    ]
+    before = [
+        f"Pairwise accuracy of each system's table of {month.previous().last_day.isoformat()} on the results "
+        f"it rated in {month_name(month)}; trailing: the 12 months up to {month.last_day.isoformat()}.",
+        "Common: the games of the month that club, eagle and diwz all rated.",
+    ]
+    return Section(
+        QUALITY,
+        f"{QUALITY_HEADING}, {month_name(month)}",
+        columns,
+        body,
+        before=before,
+        after=[QUALITY_NOTE],
+        name_column=None,
+        empty="(no system covers the month)",
+    )
+
+
+def quality_chart(warehouse: Warehouse, month: Month) -> QualityChart | None:
+    """Every system's trailing accuracy over the quality tables up to the month; None when there are none."""
+    months = [m for m in warehouse.quality_months() if m <= month]
+    table = read_filtered((warehouse.quality(m) for m in months), None, ["system", "as_of", "trailing_accuracy"])
+    if table is None:
+        return None
+    rows = table.to_pylist()
+    series: dict[str, list[tuple[Month, float]]] = {system: [] for system in sorted({r["system"] for r in rows})}
+    for row in sorted(rows, key=lambda r: (r["system"], r["as_of"])):
+        if row["trailing_accuracy"] is not None:
+            series[row["system"]].append((Month.of(row["as_of"]), row["trailing_accuracy"]))
+    return QualityChart(list(series), series)
+
+
+def build_quality_report(
+    warehouse: Warehouse, month: Month | None = None, *, top: int | None = None, with_chart: bool = True
+) -> Report:
+    """The month's quality table (default: the latest) and the chart of trailing accuracy up to it."""
+    months = warehouse.quality_months()
+    if not months:
+        raise ReportError(f"no quality tables in {warehouse.root} (run `diprank run` first)")
+    month = month or months[-1]
+    if month not in months:
+        raise ReportError(f"no quality table for {month}; months with quality tables: {month_ranges(months)}")
+    rows = read_rows(warehouse.quality(month))
+    section = quality_section(rows[:top] if top else rows, month)
+    if top and len(rows) > top:
+        section.after.insert(0, f"… {len(rows) - top} more listed")
+    quality = quality_chart(warehouse, month) if with_chart else None
+    return Report(QUALITY, month, section.title, QUALITY_HEADING, [section], quality=quality)
