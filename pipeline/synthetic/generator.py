@@ -81,6 +81,8 @@ SITES = ("dip2000", "deac", "webdiplomacy", "vdiplomacy", None)
 SITE_SHARES = (0.35, 0.25, 0.20, 0.15, 0.05)
 
 SOLO_RATE = 0.32
+# The spread of a player's form on the day around their latent skill (whose spread is 1).
+SKILL_NOISE = 1.0
 DRAW_SIZES, DRAW_SIZE_SHARES = (2, 3, 4, 5), (0.30, 0.36, 0.23, 0.11)
 REPLACEMENT_RATE = 0.04  # per power
 DENY_RATE = 0.3  # per replacement
@@ -663,6 +665,26 @@ def outcomes(
     return result, centres, elim
 
 
+def seats_by_skill(
+    gen: np.random.Generator, seats: np.ndarray, result: np.ndarray, centres: np.ndarray, elim: np.ndarray, skill
+) -> np.ndarray:
+    """The seats of each game given to its powers so that players who perform better on the day
+    (latent skill plus noise of the same spread) take the better results: solo, draw, survived
+    with more centres, eliminated later, anarchy."""
+    quality = np.select(
+        [result == SOLO, result == DRAW, result == SURVIVED, result == ELIMINATED],
+        [4e6, 3e6, 2e6 + centres, 1e6 + elim],
+        0.0,
+    )
+    performance = skill[seats] + gen.normal(0.0, SKILL_NOISE, seats.shape)
+    rows = np.arange(len(seats))[:, None]
+    placed = np.empty_like(seats)
+    placed[rows, np.argsort(-quality, axis=1, kind="stable")] = seats[
+        rows, np.argsort(-performance, axis=1, kind="stable")
+    ]
+    return placed
+
+
 def _apportion(total: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """Split total[i] into whole parts proportional to weight[i, :] (largest remainders)."""
     wsum = weight.sum(axis=1)
@@ -733,11 +755,14 @@ def games_table(
     deny_rate: float = DENY_RATE,
     name_missing_rate: float = 0.04,
     unrated_rate: float | None = None,
+    skill: np.ndarray | None = None,
 ) -> pa.Table:
     """Rows of len(days) games (one per power, powers in map order), in the order given.
 
     days: finishing day of each game, as days since 1970-01-01. unrated_rate, when given,
-    replaces the variants' own shares of unrated games.
+    replaces the variants' own shares of unrated games. skill, when given (one value per player
+    of the pool), makes the better players take the better results (`seats_by_skill`); without
+    it, results fall to the seats at random.
     """
     n = len(days)
     if n == 0:
@@ -757,6 +782,8 @@ def games_table(
         k = len(v.powers)
         result, centres, elim = outcomes(gen, len(games), k, v.supply_centres)
         seats = pool.sample(gen, years[games], k)
+        if skill is not None:
+            seats = seats_by_skill(gen, seats, result, centres, elim, skill)
         gy = years[games]
         holder, original, denies = replacements(
             gen,
@@ -858,8 +885,10 @@ def events_tables(
     last_year: int,
     *,
     id_prefix: str = "e",
+    skill: np.ndarray | None = None,
 ) -> tuple[pa.Table, pa.Table]:
-    """n_events face-to-face events over the years and their results lists."""
+    """n_events face-to-face events over the years and their results lists (placed by latent
+    skill plus noise when `skill` is given, else at random)."""
     if n_events == 0:
         return EVENTS_SCHEMA.empty_table(), EVENT_RESULTS_SCHEMA.empty_table()
     span = last_year - first_year + 1
@@ -912,6 +941,9 @@ def events_tables(
         local = pool.country[picked] == country_index[country]
         key = gen.random(take) - np.where(local, 0.6 if not world else 0.2, 0.0)
         picked = picked[np.argsort(key, kind="stable")[:listed]]
+        if skill is not None:
+            performance = skill[picked] + gen.normal(0.0, SKILL_NOISE, len(picked))
+            picked = picked[np.argsort(-performance, kind="stable")]
         res_event.extend([eid] * listed)
         res_player.append(picked)
         res_place.append(placements(gen, listed))
@@ -1065,12 +1097,15 @@ def write_feeds(
     pool = player_pool(
         np.random.default_rng(pool_seed), max(players, 1), first_year, end_year, min_active=min(players, 60)
     )
+    # Every player's latent skill, which results follow (so that a rating has something to find).
+    (skill_seed,) = root.spawn(1)
+    skill = np.random.default_rng(skill_seed).normal(0.0, 1.0, len(pool))
 
     registry = pool.registry()
     for start in range(0, max(registry.num_rows, 1), 1_000_000):
         emit("players", registry.slice(start, 1_000_000))
 
-    ev, results = events_tables(np.random.default_rng(event_seed), pool, events, first_year, end_year)
+    ev, results = events_tables(np.random.default_rng(event_seed), pool, events, first_year, end_year, skill=skill)
     emit("events", ev)
     for start in range(0, max(results.num_rows, 1), 1_000_000):
         emit("event_results", results.slice(start, 1_000_000))
@@ -1083,7 +1118,7 @@ def write_feeds(
         a, b = c * chunk_games, min(games, (c + 1) * chunk_games)
         day_index = np.searchsorted(ends, np.arange(a, b), side="right")
         days = _day_number(first_day) + day_index
-        table = games_table(np.random.default_rng(chunk_seed), pool, days, _ids("g", a + 1, b - a, width))
+        table = games_table(np.random.default_rng(chunk_seed), pool, days, _ids("g", a + 1, b - a, width), skill=skill)
         emit("games", table)
     if n_chunks == 0:
         emit("games", GAMES_SCHEMA.empty_table())
