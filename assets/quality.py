@@ -1,5 +1,7 @@
 """The monthly quality table (SPEC §3.5): how well each system's previous table predicted the month."""
 
+import time
+
 from dagster import (
     AssetCheckResult,
     AssetCheckSpec,
@@ -73,6 +75,7 @@ def build_quality_asset(partitions_def: PartitionsDefinition) -> AssetsDefinitio
         window = context.partition_key_range
         first, last = Month.parse(window.start), Month.parse(window.end)
         warehouse = diprank.warehouse
+        started = time.perf_counter()
         with diprank.scoring(log=context.log.info):
             run = score_months(warehouse, first, last)
             # Months a range left are removed by ingest; Dagster shows exactly the months on disk.
@@ -84,7 +87,11 @@ def build_quality_asset(partitions_def: PartitionsDefinition) -> AssetsDefinitio
                 refresh_views(con, warehouse, systems=[QUALITY_VIEW])
             misplaced = tables_out_of_range(warehouse, first, last)
         context.log.info(f"quality: scored {len(run.months)} month(s), {run.rows} row(s)")
-        metadata: dict = {"months_written": len(run.months), "rows": run.rows}
+        metadata: dict = {
+            "months_written": len(run.months),
+            "rows": run.rows,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
         if run.months:
             last_table = run.tables[run.months[-1]]
             metadata.update(

@@ -613,7 +613,12 @@ def main(argv: list[str] | None = None) -> int:
             + [
                 [f"{s}: Dagster run / asset compute", f"{w:.1f} s / {c:.1f} s" if c is not None else f"{w:.1f} s"]
                 for s, (w, c) in per_system.items()
-            ],
+            ]
+            + (
+                [["quality: share of the backfill's wall time", f"{per_system['quality'][0] / backfill.wall:.1%}"]]
+                if "quality" in per_system
+                else []
+            ),
         ),
         "",
     ]

@@ -33,6 +33,7 @@ from pipeline.defs.tags import (
     WAREHOUSE_REBUILT,
     WAREHOUSE_TAG,
     range_tags,
+    rankings_asset_name,
 )
 from pipeline.ingest.staging import SkippedEntry
 from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCounts, feed_counts
@@ -247,9 +248,7 @@ def rate_system(
     if not result.success:
         run.failure = failure_message(result)
         return run
-    done = result.asset_materializations_for_node(f"{plan.system}_rankings")
-    compute = done[-1].metadata.get("seconds") if done else None
-    run.compute_seconds = compute.value if compute is not None else None
+    run.compute_seconds = asset_seconds(result, rankings_asset_name(plan.system))
     run.failed_checks = failed_checks(result)
     return run
 
@@ -309,8 +308,16 @@ def score_quality(settings: Settings, instance: DagsterInstance | None = None) -
     if not result.success:
         run.failure = failure_message(result)
         return run
+    run.compute_seconds = asset_seconds(result, QUALITY_ASSET)
     run.failed_checks = failed_checks(result)
     return run
+
+
+def asset_seconds(result, step: str) -> float | None:
+    """The asset's own work in a run (its `seconds` metadata), without Dagster's run start and bookkeeping."""
+    done = result.asset_materializations_for_node(step)
+    seconds = done[-1].metadata.get("seconds") if done else None
+    return seconds.value if seconds is not None else None
 
 
 def feed_balance(con: duckdb.DuckDBPyConnection) -> list[FeedCounts]:

@@ -115,10 +115,25 @@ def test_a_late_game_scores_again_from_its_month_and_equals_a_run_from_scratch(t
     assert store.load_manifest(QUALITY_MANIFEST) == scratch.load_manifest(QUALITY_MANIFEST)
 
 
-def test_the_sensor_after_a_systems_run_asks_for_the_stale_months(tmp_path):
-    raw, warehouse = tmp_path / "raw", tmp_path / "w"
-    write_csv(raw / "games" / "a.csv", list(synthetic_games(7, 60, 15, dt.date(2020, 1, 1), dt.date(2020, 4, 30))))
-    run(raw, warehouse)
+@pytest.fixture(scope="module")
+def four_months(tmp_path_factory) -> Path:
+    """A whole run over four months of games (raw/ and w/ under the folder returned)."""
+    root = tmp_path_factory.mktemp("four_months")
+    write_csv(
+        root / "raw" / "games" / "a.csv", list(synthetic_games(7, 60, 15, dt.date(2020, 1, 1), dt.date(2020, 4, 30)))
+    )
+    run(root / "raw", root / "w")
+    return root
+
+
+def copy_of(folder: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of a run's raw folder and warehouse (without its Dagster instance)."""
+    shutil.copytree(folder, tmp_path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".dagster"))
+    return tmp_path / "raw", tmp_path / "w"
+
+
+def test_the_sensor_after_a_systems_run_asks_for_the_stale_months(four_months, tmp_path):
+    raw, warehouse = copy_of(four_months, tmp_path)
     settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(warehouse))
     defs, diprank = build_definitions(settings), DiprankResource.from_settings(settings)
     sensor = defs.resolve_sensor_def("score_after_rating")
@@ -146,24 +161,33 @@ def test_the_sensor_after_a_systems_run_asks_for_the_stale_months(tmp_path):
     assert request.job_name in (None, "quality_job")
 
 
-def test_the_asset_scores_a_range_the_ui_asks_for(tmp_path):
-    """The quality asset materialized for one month, as a UI Materialize does, writes that month's
-    table as the whole run wrote it."""
-    raw, warehouse = tmp_path / "raw", tmp_path / "w"
-    write_csv(raw / "games" / "a.csv", list(synthetic_games(8, 60, 15, dt.date(2020, 1, 1), dt.date(2020, 4, 30))))
-    run(raw, warehouse)
+def test_the_asset_scores_a_range_the_ui_asks_for(four_months, tmp_path):
+    """The quality job over a range of months, as a UI backfill launches it (one run for the
+    range), writes those months' tables as the whole run wrote them."""
+    raw, warehouse = copy_of(four_months, tmp_path)
     store = Warehouse(warehouse)
-    written = store.quality(Month(2020, 3)).read_bytes()
-    store.quality(Month(2020, 3)).unlink()
+    months = [Month(2020, 2), Month(2020, 3)]
+    written = {m: store.quality(m).read_bytes() for m in months}
+    for month in months:
+        store.quality(month).unlink()
     settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(warehouse))
-    asset = build_quality_asset(quality_partitions({s: Month(2020, 1) for s in SYSTEM_NAMES}))
-    result = materialize(
-        [asset],
-        partition_key="2020-03-01",
+    defs = build_definitions(settings)
+    result = defs.resolve_job_def("quality_job").execute_in_process(
+        instance=DagsterInstance.ephemeral(),
+        resources={"diprank": DiprankResource.from_settings(settings)},
+        tags={RANGE_START: "2020-02-01", RANGE_END: "2020-03-01"},
+    )
+    assert result.success
+    assert {m: store.quality(m).read_bytes() for m in months} == written
+    (check,) = result.get_asset_check_evaluations()
+    assert check.passed
+    # One Materialize of a single month, the asset on its own, gives that month's table too.
+    april = store.quality(Month(2020, 4)).read_bytes()
+    store.quality(Month(2020, 4)).unlink()
+    single = materialize(
+        [build_quality_asset(quality_partitions({s: Month(2020, 1) for s in SYSTEM_NAMES}))],
+        partition_key="2020-04-01",
         instance=DagsterInstance.ephemeral(),
         resources={"diprank": DiprankResource.from_settings(settings)},
     )
-    assert result.success
-    assert store.quality(Month(2020, 3)).read_bytes() == written
-    (check,) = result.get_asset_check_evaluations()
-    assert check.passed
+    assert single.success and store.quality(Month(2020, 4)).read_bytes() == april

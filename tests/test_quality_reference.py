@@ -15,7 +15,7 @@ from pipeline.core.months import Month
 from tests.quality_reference import COLUMNS, reference_quality
 from tests.test_cli import diprank
 
-RANKINGS_SCHEMA = pa.schema([("player_id", pa.string()), ("rating", pa.float64())])
+RANKINGS_SCHEMA = pa.schema([("as_of", pa.date32()), ("player_id", pa.string()), ("rating", pa.float64())])
 HISTORY_SCHEMA = pa.schema(
     [("system", pa.string()), ("source_id", pa.string()), ("source_date", pa.date32()), ("player_id", pa.string())]
 )
@@ -47,7 +47,8 @@ def write(path: Path, rows: list[dict], schema: pa.Schema) -> None:
 
 
 def write_rankings(root: Path, system: str, month: str, ratings: dict[str, float]) -> None:
-    rows = [{"player_id": p, "rating": r} for p, r in ratings.items()]
+    as_of = Month.parse(month).last_day
+    rows = [{"as_of": as_of, "player_id": p, "rating": r} for p, r in ratings.items()]
     write(month_path(root, "rankings", system, month), rows, RANKINGS_SCHEMA)
 
 
@@ -119,6 +120,19 @@ def club_warehouse(root: Path) -> Path:
     return root
 
 
+def scored(root: Path) -> dict[str, list[dict]]:
+    """The reference's tables of a hand-built warehouse, after checking that the pipeline's own
+    scoring (pipeline/rating/quality.py) gives exactly the same rows."""
+    from pipeline.rating.quality import quality_tables
+    from pipeline.warehouse.store import Warehouse
+
+    expected = reference_quality(root)
+    months = sorted(Month.parse(m) for m in expected)
+    produced = quality_tables(Warehouse(root), months[0], months[-1]) if months else {}
+    assert {str(m): t.to_pylist() for m, t in produced.items()} == expected
+    return expected
+
+
 def row(system, as_of, games, pairs, concordant, trailing_pairs, trailing_concordant, common=(None, None, None)):
     return {
         "system": system,
@@ -150,7 +164,7 @@ def test_club_game_by_hand(tmp_path):
     # pairs 9, concordant 7.5; g2's two draw members are no pair, so games = 1.
     # Trailing over January and February: 12 pairs, 9.0 concordant.
     # Only the club has these months: no game is common to club, eagle and diwz.
-    tables = reference_quality(club_warehouse(tmp_path))
+    tables = scored(club_warehouse(tmp_path))
     assert tables == {
         "2024-01": [row("club", dt.date(2024, 1, 31), 1, 3, 1.5, 3, 1.5, (0, 0, None))],
         "2024-02": [row("club", dt.date(2024, 2, 29), 1, 9, 7.5, 12, 9.0, (0, 0, None))],
@@ -176,7 +190,7 @@ def test_common_games_are_those_all_three_online_systems_rated(tmp_path):
     #   and 1500, draw above survivor and eliminated); s-e2 0, s-e1 0 (1500 survived, rated below
     #   1600); e2-e1 0.5 (both 1600): pairs 9, concordant 6.5.
     # The club's February figures, all from g1, are its common ones too: 9 pairs, 7.5.
-    tables = reference_quality(tmp_path)
+    tables = scored(tmp_path)
     assert tables["2024-01"] == [
         row("club", dt.date(2024, 1, 31), 1, 3, 1.5, 3, 1.5, (0, 0, None)),
         row("diwz", dt.date(2024, 1, 31), 0, 0, 0.0, 0, 0.0, (0, 0, None)),
@@ -201,7 +215,7 @@ def test_dip_pouch_event_with_shared_placements(tmp_path):
     #   c-d 0, c-e 0                               (c placed 2nd rated 30, under 40)
     #   d-e 0.5                                    (both 40)
     # pairs 9, concordant 6.5; dip_pouch has no common figures.
-    assert reference_quality(tmp_path) == {
+    assert scored(tmp_path) == {
         "2024-02": [row("dip_pouch", dt.date(2024, 2, 29), 0, 0, 0.0, 0, 0.0)],
         "2024-03": [row("dip_pouch", dt.date(2024, 3, 31), 1, 9, 6.5, 9, 6.5)],
     }
@@ -232,7 +246,7 @@ def test_multi_site_powers_merge(tmp_path):
     #   P-O 0, P-N 0, M-N 0   (P rated 10 under 20 and 15; M 5 under 15)
     #   P-M 1, P-T 1, O-N 1, O-T 1, M-T 1, N-T 1
     # pairs 9, concordant 6. April, with a table and no game, is a club month too.
-    assert reference_quality(tmp_path) == {
+    assert scored(tmp_path) == {
         "2024-04": [row("club", dt.date(2024, 4, 30), 0, 0, 0.0, 0, 0.0, (0, 0, None))],
         "2024-05": [row("club", dt.date(2024, 5, 31), 1, 9, 6.0, 9, 6.0, (0, 0, None))],
     }
@@ -250,7 +264,7 @@ def test_trailing_window_is_twelve_months(tmp_path):
     write_history(tmp_path, "club", "2023-12", {})
     write_rankings(tmp_path, "club", "2024-01", {})
     write_history(tmp_path, "club", "2024-01", {"g0": ["p", "q", "r"]})
-    tables = reference_quality(tmp_path)
+    tables = scored(tmp_path)
     assert sorted(tables) == ["2023-01", "2023-12", "2024-01"]
     assert tables["2023-12"] == [row("club", dt.date(2023, 12, 31), 0, 0, 0.0, 3, 1.5, (0, 0, None))]
     assert tables["2024-01"] == [row("club", dt.date(2024, 1, 31), 1, 3, 1.5, 3, 1.5, (0, 0, None))]

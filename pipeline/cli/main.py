@@ -270,9 +270,10 @@ def summarised_run(settings: Settings, warehouse, first, last, strict: bool, sys
             f"  {warehouse.root / 'rankings' / done.system}"
         )
     if quality is not None:
+        compute = f" (compute {quality.compute_seconds:.1f} s)" if quality.compute_seconds is not None else ""
         print(
             f"  {'quality':<10} {quality.first} … {quality.last}  {quality.months:>4} months  {quality.seconds:6.1f} s"
-            f"  {warehouse.root / 'quality'}"
+            f"{compute}  {warehouse.root / 'quality'}"
         )
     for plan in plans:
         written = warehouse.written_months("rankings", plan.system)
