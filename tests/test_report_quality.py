@@ -19,6 +19,7 @@ import pytest
 
 from pipeline.cli.report import add_report_parser, command_report
 from pipeline.core.months import Month
+from pipeline.rating.quality import QUALITY_COLUMNS
 from pipeline.reports.html import quality_chart_html, render_html
 from pipeline.reports.model import QualityChart, Report, build_report
 from pipeline.settings import Settings
@@ -27,22 +28,7 @@ from tests.support import REPO, chromium, headless_dom, run_cli
 
 SETTINGS = Settings.from_env({})
 SYSTEMS = ("club", "dip_pouch", "diwz", "eagle")
-QUALITY_SCHEMA = pa.schema(
-    [
-        ("system", pa.string()),
-        ("as_of", pa.date32()),
-        ("games", pa.int64()),
-        ("pairs", pa.int64()),
-        ("concordant", pa.float64()),
-        ("pairwise_accuracy", pa.float64()),
-        ("trailing_pairs", pa.int64()),
-        ("trailing_concordant", pa.float64()),
-        ("trailing_accuracy", pa.float64()),
-        ("common_games", pa.int64()),
-        ("common_pairs", pa.int64()),
-        ("common_accuracy", pa.float64()),
-    ]
-)
+QUALITY_SCHEMA = QUALITY_COLUMNS  # the layout the quality asset writes
 # month -> system -> (games, pairs, concordant, trailing pairs, trailing concordant,
 # (common games, common pairs, common concordant) or None for dip_pouch). Dip Pouch's range starts
 # in February and it has no event in March; the club has no game in January.

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from pipeline.core.months import Month, month_range
 from pipeline.rating.inputs import RESPONSIBLE_PLAYER_SQL
-from pipeline.rating.ranges import remove_file
+from pipeline.rating.ranges import forget_manifest_months, remove_file
 from pipeline.rating.writer import validate_output
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
 from pipeline.warehouse.store import Warehouse, atomic_write_parquet, file_location
@@ -195,10 +195,7 @@ def remove_quality_months(warehouse: Warehouse, months: list[Month]) -> None:
     """Delete the quality tables of these months, the manifest's entries first (see remove_months)."""
     if not months:
         return
-    manifest = warehouse.load_manifest(QUALITY_MANIFEST)
-    kept = {key: value for key, value in manifest.items() if Month.parse(key) not in set(months)}
-    if kept != manifest:
-        warehouse.save_manifest(QUALITY_MANIFEST, kept)
+    forget_manifest_months(warehouse, QUALITY_MANIFEST, months)
     for month in months:
         remove_file(warehouse.quality(month))
 

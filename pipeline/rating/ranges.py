@@ -68,6 +68,14 @@ def months_outside(
     return sorted(m for m in on_disk if m < first or m > last)
 
 
+def forget_manifest_months(warehouse: Warehouse, name: str, months: list[Month]) -> None:
+    """Drop these months from a manifest (a system's, or the quality tables')."""
+    manifest = warehouse.load_manifest(name)
+    kept = {key: value for key, value in manifest.items() if Month.parse(key) not in set(months)}
+    if kept != manifest:
+        warehouse.save_manifest(name, kept)
+
+
 def remove_months(warehouse: Warehouse, system: str, extras: tuple[str, ...], months: list[Month]) -> None:
     """Delete a system's outputs, checkpoints and manifest entries of these months.
 
@@ -75,10 +83,7 @@ def remove_months(warehouse: Warehouse, system: str, extras: tuple[str, ...], mo
     which the next run treats as missing or removes again, never as current."""
     if not months:
         return
-    manifest = warehouse.load_manifest(system)
-    kept = {key: value for key, value in manifest.items() if Month.parse(key) not in set(months)}
-    if kept != manifest:
-        warehouse.save_manifest(system, kept)
+    forget_manifest_months(warehouse, system, months)
     for month in months:
         for kind in output_kinds(extras):
             remove_file(warehouse.output(kind, system, month))
