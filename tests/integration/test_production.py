@@ -16,6 +16,7 @@ from tests.integration.servers import BIN, BUCKET, DEPLOYMENT_WAREHOUSE, REPO
 pytestmark = pytest.mark.integration
 
 SYSTEM_JOBS = {"dip_pouch_job", "club_job", "eagle_job", "diwz_job"}
+QUALITY_JOB = "quality_job"
 PENDING = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 # Local files that are bookkeeping of one machine, not warehouse contents.
 LOCAL_ONLY = ("diprank.duckdb",)
@@ -96,7 +97,9 @@ def test_cli_run_on_the_production_profile_equals_the_embedded_run(stack, embedd
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_same_outputs(embedded_run, env, prefix)
     runs = runs_of(stack, warehouse)
-    assert runs[0]["job"] == "ingest" and sorted(r["job"] for r in runs[1:]) == sorted(SYSTEM_JOBS)
+    # Ingest, the four systems, then the quality table over what they wrote.
+    assert runs[0]["job"] == "ingest" and sorted(r["job"] for r in runs[1:-1]) == sorted(SYSTEM_JOBS)
+    assert runs[-1]["job"] == QUALITY_JOB
     # Every step (one a run) ran on a Celery worker, and both workers consume the deployment's
     # queue. Which worker takes a step is the broker's choice: one worker took all five once.
     after = stack.steps_done_by_worker()
@@ -129,12 +132,12 @@ def test_daemon_queues_runs_and_the_systems_run_side_by_side(stack, embedded_run
         done = {r["job"] for r in runs if r["status"] == "SUCCESS"}
         failed = [r for r in runs if r["status"] == "FAILURE"]
         assert not failed, failed
-        if {"ingest", *SYSTEM_JOBS} <= done and not any(r["status"] in PENDING for r in runs):
+        if {"ingest", *SYSTEM_JOBS, QUALITY_JOB} <= done and not any(r["status"] in PENDING for r in runs):
             return runs
         return None
 
     runs = wait_for(all_rated, "the sensors' ingest and rating runs", 900, stack.root / "daemon.log")
-    TIMINGS["sensor-driven runs through the daemon (ingest, then four systems)"] = time.perf_counter() - started
+    TIMINGS["sensor-driven runs through the daemon (ingest, four systems, quality)"] = time.perf_counter() - started
     assert_same_outputs(embedded_run, env, prefix)
     systems = [r for r in runs if r["job"] in SYSTEM_JOBS]
     assert most_at_once(systems) >= 2, f"the system runs never overlapped: {systems}"
