@@ -10,7 +10,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from dagster import DagsterInstance, RunRequest, SkipReason, build_run_status_sensor_context, materialize
+from dagster import (
+    DagsterInstance,
+    DagsterRunStatus,
+    RunRequest,
+    SkipReason,
+    build_run_status_sensor_context,
+    materialize,
+)
 
 from assets.quality import build_quality_asset
 from pipeline.core.months import Month
@@ -159,6 +166,14 @@ def test_the_sensor_after_a_systems_run_asks_for_the_stale_months(four_months, t
     assert isinstance(request, RunRequest)
     assert (request.tags[RANGE_START], request.tags[RANGE_END]) == ("2020-02-01", "2020-04-01")
     assert request.job_name in (None, "quality_job")
+    assert request.run_key == sensed().run_key  # two runs finishing together ask for one quality run
+
+    # Another system's run still going: the last of the runs to finish asks, not this one.
+    running = instance.create_run_for_job(defs.resolve_job_def("eagle_job"), status=DagsterRunStatus.STARTED)
+    waiting = sensed()
+    assert isinstance(waiting, SkipReason) and "eagle_job" in (waiting.skip_message or "")
+    instance.report_run_failed(running)
+    assert isinstance(sensed(), RunRequest)
 
 
 def test_the_asset_scores_a_range_the_ui_asks_for(four_months, tmp_path):

@@ -1,5 +1,5 @@
 """The sensors: new raw files start an ingest; a successful ingest starts every system's stale months;
-a system's successful run starts the quality tables' stale months.
+the last of the systems' runs to finish starts the quality tables' stale months.
 
 Both receive the code location's resource, so they see the settings the code location resolved.
 """
@@ -11,9 +11,11 @@ import json
 from pathlib import Path
 
 from dagster import (
+    DagsterInstance,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
+    RunsFilter,
     SensorDefinition,
     SensorEvaluationContext,
     SkipReason,
@@ -29,13 +31,20 @@ from pipeline.defs.tags import THROUGH_TAG, range_tags
 from pipeline.ingest.staging import delivery_files
 from pipeline.rating.inputs import last_data_month
 from pipeline.rating.planning import plan_all
-from pipeline.rating.quality import stale_quality_range
+from pipeline.rating.quality import quality_fingerprints, stale_quality_range
 from pipeline.settings import Settings
 from pipeline.warehouse.store import Warehouse
 
 NEW_RAW_FILES = "new_raw_files"
 RATE_AFTER_INGEST = "rate_after_ingest"
 SCORE_AFTER_RATING = "score_after_rating"
+# A run in one of these states may still write a system's months.
+UNFINISHED_STATUSES = [
+    DagsterRunStatus.QUEUED,
+    DagsterRunStatus.NOT_STARTED,
+    DagsterRunStatus.STARTING,
+    DagsterRunStatus.STARTED,
+]
 
 
 def raw_folder_signature(raw_dir: Path) -> str:
@@ -102,14 +111,29 @@ def requests_after_ingest(
     return rating_requests(warehouse, settings, through, run_id, first_months)
 
 
-def quality_request(warehouse: Warehouse, run_id: str) -> RunRequest | SkipReason:
-    """A quality run over the months whose tables are missing or stale, after a system's run."""
+def unfinished_rating_jobs(instance: DagsterInstance, jobs: Jobs) -> list[str]:
+    """The rating jobs that have a queued or running run."""
+    return sorted(
+        job.name
+        for job in jobs.rating.values()
+        if instance.get_runs_count(RunsFilter(job_name=job.name, statuses=UNFINISHED_STATUSES))
+    )
+
+
+def quality_request(warehouse: Warehouse, pending: list[str] | None = None) -> RunRequest | SkipReason:
+    """A quality run over the months whose tables are missing or stale, once no system's run is
+    pending (the last of an ingest's runs to finish asks; the others would score tables it changes).
+
+    The run key names the outputs scored, so two runs finishing together ask for one quality run."""
+    if pending:
+        return SkipReason(f"waiting for {', '.join(pending)}; the last system's run to finish scores")
     stale = stale_quality_range(warehouse)
     if stale is None:
         return SkipReason("every quality table is current")
     first, last = stale
+    scored = hashlib.sha256(json.dumps(sorted(quality_fingerprints(warehouse).values())).encode()).hexdigest()
     return RunRequest(
-        run_key=f"{run_id}-quality-{first}-{last}",
+        run_key=f"quality-{first}-{last}-{scored[:16]}",
         tags=range_tags(first.partition_key, last.partition_key),
     )
 
@@ -151,11 +175,12 @@ def build_sensors(jobs: Jobs, first_months: dict[str, Month]) -> list[SensorDefi
         request_job=jobs.quality,
         default_status=DefaultSensorStatus.RUNNING,
         description=(
-            "After a system's successful run, scores the quality tables from their first stale month "
-            "(a system still running holds its lock; the tables it changes are scored again after it)."
+            "When the last queued or running system's run succeeds, scores the quality tables "
+            "from their first stale month."
         ),
     )
     def score_after_rating(context, diprank: DiprankResource):
-        return quality_request(Warehouse.of(diprank.settings()), context.dagster_run.run_id)
+        pending = unfinished_rating_jobs(context.instance, jobs)
+        return quality_request(Warehouse.of(diprank.settings()), pending)
 
     return [new_raw_files, rate_after_ingest, score_after_rating]
