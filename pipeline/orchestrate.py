@@ -349,9 +349,16 @@ def skipped_entries(con: duckdb.DuckDBPyConnection, limit: int) -> tuple[int, li
     return total, [SkippedEntry(*row) for row in rows]
 
 
+# The rankings column with a rating as the system's community writes it, where it has one.
+PUBLISHED_FORM = "display"
+
+
 def top_rows(warehouse: Warehouse, system: str, month: Month, count: int) -> list[dict]:
-    """The first `count` rows of a system's month (rank, player, rating); empty if none was written."""
+    """The first `count` rows of a system's month (rank, player, rating, and the rating's published
+    form where the system has one, DiWZ's `1782-12`); empty if none was written."""
     path = warehouse.rankings(system, month)
     if not path.exists():
         return []
-    return read_parquet(path, columns=["rank", "player_id", "player_name", "rating"]).slice(0, count).to_pylist()
+    top = read_parquet(path).slice(0, count)
+    columns = ["rank", "player_id", "player_name", "rating"]
+    return top.select(columns + [PUBLISHED_FORM] if PUBLISHED_FORM in top.column_names else columns).to_pylist()

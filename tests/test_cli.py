@@ -1,6 +1,7 @@
 """End to end: the `diprank` command on the bundled sample and on bad data."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -37,6 +38,9 @@ def test_sample_run_succeeds_and_summarises(sample_run):
         assert word in done.stdout
     for system in SYSTEM_NAMES:
         assert f"{system} top 5" in done.stdout
+    # DiWZ's ratings in the form its community reads: rating-evaluations (1782-12), not 1782.00.
+    diwz_top = done.stdout.split("diwz top 5")[1].split("\n\n")[0].splitlines()[1:]
+    assert diwz_top and all(re.search(r" \d{3,4}-\d+$", line) for line in diwz_top), diwz_top
 
 
 def test_sample_run_writes_every_month_of_every_system(sample_run):

@@ -350,7 +350,8 @@ def failed_check_line(check, examples: int = 3) -> str:
 
 
 def top_line(row: dict) -> str:
-    return f"    {row['rank']:>3}. {(row['player_name'] or row['player_id'])[:32]:<32} {row['rating']:>9.2f}"
+    rating = row.get("display") or f"{row['rating']:.2f}"
+    return f"    {row['rank']:>3}. {(row['player_name'] or row['player_id'])[:32]:<32} {rating:>9}"
 
 
 def command_generate(args) -> int:
