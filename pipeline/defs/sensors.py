@@ -127,11 +127,12 @@ def quality_request(warehouse: Warehouse, pending: list[str] | None = None) -> R
     The run key names the outputs scored, so two runs finishing together ask for one quality run."""
     if pending:
         return SkipReason(f"waiting for {', '.join(pending)}; the last system's run to finish scores")
-    stale = stale_quality_range(warehouse)
+    fingerprints = quality_fingerprints(warehouse)
+    stale = stale_quality_range(warehouse, fingerprints)
     if stale is None:
         return SkipReason("every quality table is current")
     first, last = stale
-    scored = hashlib.sha256(json.dumps(sorted(quality_fingerprints(warehouse).values())).encode()).hexdigest()
+    scored = hashlib.sha256(json.dumps(sorted(fingerprints.values())).encode()).hexdigest()
     return RunRequest(
         run_key=f"quality-{first}-{last}-{scored[:16]}",
         tags=range_tags(first.partition_key, last.partition_key),

@@ -2,10 +2,11 @@
 players of the month's games and events, pair by pair, and the same on the games all three
 online systems rated.
 
-Every month of a range is scored in one DuckDB pass: the history rows of the months (each system's
-own choice of games and players), each row's outcome (from the validated games, with multi-site
-powers merged as the systems merge them; an event's placement) and the player's rating in the
-table of the month before. A month's quality depends on the systems' outputs up to that month
+Every month of a range is scored in one pass per system: DuckDB gathers, per game or event, the
+history rows of the months (each system's own choice of games and players), each row's outcome
+(from the validated games, with multi-site powers merged as the systems merge them; an event's
+placement) and the player's rating in the table of the month before; a compiled pass counts each
+game's pairs, and DuckDB sums them by month. A month's quality depends on the systems' outputs up to that month
 only, and each system's manifest already fingerprints those cumulatively, so a month is stale
 exactly when one of its systems' manifest entries changed (`quality_fingerprints`).
 """
@@ -15,7 +16,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+from numba import njit
 
 from pipeline.core.months import Month, month_range
 from pipeline.rating.inputs import RESPONSIBLE_PLAYER_SQL
@@ -47,6 +51,16 @@ QUALITY_COLUMNS = pa.schema(
         ("common_games", pa.int64()),
         ("common_pairs", pa.int64()),
         ("common_accuracy", pa.float64()),
+    ]
+)
+# One row per game or event of a system's month, with its pairs and concordant pairs.
+SCORED_COLUMNS = pa.schema(
+    [
+        ("system", pa.string()),
+        ("m", pa.int64()),
+        ("source_id", pa.string()),
+        ("pairs", pa.int64()),
+        ("concordant", pa.float64()),
     ]
 )
 
@@ -86,20 +100,15 @@ PREVIOUS_TABLE_SQL = (
     f"LEFT JOIN (SELECT player_id, rating, {MONTH_INDEX.format('as_of')} + 1 AS m FROM read_parquet(?)) r "
     f"ON r.player_id = h.player_id AND r.m = {MONTH_INDEX.format('h.source_date')}"
 )
-# Every unordered pair of rows of one game or event whose outcomes differ: concordant when the
-# higher rating finished better, half when the ratings are equal.
-SCORED_SOURCES_SQL = """
-SELECT a.system, a.m, a.source_id, count(*) AS pairs,
-       sum(CASE WHEN a.rating = b.rating THEN 0.5
-                WHEN (a.rating > b.rating) = (a.outcome > b.outcome) THEN 1.0
-                ELSE 0.0 END) AS concordant
-FROM rated a JOIN rated b
-  ON a.system = b.system AND a.m = b.m AND a.source_id = b.source_id AND a.row_id < b.row_id AND a.outcome <> b.outcome
-GROUP BY ALL
-"""
+# One system's rated rows gathered per game or event (a row without an outcome is a history row
+# the validated games do not hold, see `rated_sources`).
+SOURCES_SQL = (
+    "SELECT system, m, source_id, list({{'rating': rating, 'outcome': outcome::BIGINT}}) AS players, "
+    "count(*) FILTER (WHERE outcome IS NULL) AS unmatched FROM ({rated}) GROUP BY system, m, source_id"
+)
 MONTHLY_SQL = """
 WITH common AS (
-    SELECT m, source_id, true AS common FROM rated WHERE system IN (SELECT unnest(?::VARCHAR[]))
+    SELECT m, source_id, true AS common FROM scored WHERE system IN (SELECT unnest(?::VARCHAR[]))
     GROUP BY ALL HAVING count(DISTINCT system) = ?
 ), monthly AS (
     SELECT system, m, count(*) AS games, sum(pairs) AS pairs, sum(concordant) AS concordant,
@@ -107,6 +116,7 @@ WITH common AS (
            coalesce(sum(pairs) FILTER (WHERE common), 0) AS common_pairs,
            coalesce(sum(concordant) FILTER (WHERE common), 0) AS common_concordant
     FROM scored LEFT JOIN common USING (m, source_id)
+    WHERE pairs > 0
     GROUP BY ALL
 ), filled AS (
     SELECT k.system, k.m,
@@ -172,10 +182,14 @@ def quality_fingerprints(warehouse: Warehouse) -> dict[Month, str]:
     return fingerprints
 
 
-def stale_quality_range(warehouse: Warehouse) -> tuple[Month, Month] | None:
+def stale_quality_range(
+    warehouse: Warehouse, fingerprints: dict[Month, str] | None = None
+) -> tuple[Month, Month] | None:
     """The months to score again: from the first whose table is missing or was scored from other
-    outputs to the last month any system has; None when every table is current."""
-    fingerprints = quality_fingerprints(warehouse)
+    outputs to the last month any system has; None when every table is current. `fingerprints`
+    are `quality_fingerprints(warehouse)` when the caller has them already."""
+    if fingerprints is None:
+        fingerprints = quality_fingerprints(warehouse)
     if not fingerprints:
         return None
     recorded = warehouse.load_manifest(QUALITY_MANIFEST)
@@ -209,7 +223,7 @@ def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Mont
         games_files = [file_location(p) for p in warehouse.validated_files("games", window[0], last)]
         if games_files:
             con.execute(f"CREATE TEMP TABLE game_outcomes AS {GAME_OUTCOMES_SQL}", [games_files])
-        selects, parameters = [], []
+        scored = []
         for name in SYSTEM_NAMES:
             cls = system_class(name)
             history = [
@@ -222,30 +236,14 @@ def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Mont
             tables = [
                 file_location(warehouse.rankings(name, m.previous())) for m in window if m.previous() in months[name]
             ]
-            selects.append(
-                RATED_ROWS_SQL[cls.feed].format(
-                    month=MONTH_INDEX.format("h.source_date"),
-                    rating="coalesce(r.rating, ?)" if tables else "?::DOUBLE",
-                    previous=PREVIOUS_TABLE_SQL if tables else "",
-                )
+            rated = RATED_ROWS_SQL[cls.feed].format(
+                month=MONTH_INDEX.format("h.source_date"),
+                rating="coalesce(r.rating, ?)" if tables else "?::DOUBLE",
+                previous=PREVIOUS_TABLE_SQL if tables else "",
             )
-            parameters += [name, cls.newcomer_rating, history, *([tables] if tables else [])]
-        if selects:
-            union = " UNION ALL ".join(f"({select})" for select in selects)
-            con.execute(
-                f"CREATE TEMP TABLE rated AS SELECT row_number() OVER () AS row_id, * FROM ({union})", parameters
-            )
-        else:
-            con.execute(
-                "CREATE TEMP TABLE rated (row_id BIGINT, system VARCHAR, m BIGINT, source_id VARCHAR, "
-                "player_id VARCHAR, rating DOUBLE, outcome BIGINT)"
-            )
-        unmatched = con.execute(
-            "SELECT system, source_id, player_id FROM rated WHERE outcome IS NULL LIMIT 1"
-        ).fetchall()
-        if unmatched:
-            raise RuntimeError(f"history row without a result in the validated games: {unmatched[0]}")
-        con.execute(f"CREATE TEMP TABLE scored AS {SCORED_SOURCES_SQL}")
+            parameters = [name, cls.newcomer_rating, history, *([tables] if tables else [])]
+            scored.append(scored_sources(con.sql(SOURCES_SQL.format(rated=rated), params=parameters).to_arrow_table()))
+        con.register("scored", pa.concat_tables(scored) if scored else SCORED_COLUMNS.empty_table())
         calendar = pa.table(
             {
                 "system": [name for name in SYSTEM_NAMES for m in window if m in months[name]],
@@ -255,7 +253,7 @@ def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Mont
             }
         )
         con.register("calendar", calendar)
-        scored = con.sql(
+        monthly = con.sql(
             MONTHLY_SQL,
             params=[
                 list(COMMON_SYSTEMS),
@@ -267,7 +265,49 @@ def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Mont
         ).to_arrow_table()
     finally:
         con.close()
-    return split_months(scored)
+    return split_months(monthly)
+
+
+def scored_sources(sources: pa.Table) -> pa.Table:
+    """Each game or event of one system (its rated players as `players`) with its pairs and
+    concordant pairs."""
+    unmatched = pc.greater(sources.column("unmatched"), 0)
+    if pc.any(unmatched).as_py():
+        first = sources.filter(unmatched).slice(0, 1).to_pylist()[0]
+        raise RuntimeError(
+            f"history row without a result in the validated games: {first['system']} {first['source_id']}"
+        )
+    players = sources.column("players").combine_chunks()
+    offsets = players.offsets.to_numpy()
+    rating, outcome = pc.list_flatten(players).flatten()
+    pairs, concordant = pairs_and_concordant(
+        offsets - offsets[0], rating.to_numpy(zero_copy_only=False), outcome.to_numpy(zero_copy_only=False)
+    )
+    return pa.table(
+        [sources.column("system"), sources.column("m"), sources.column("source_id"), pairs, concordant],
+        schema=SCORED_COLUMNS,
+    )
+
+
+@njit(cache=True)
+def pairs_and_concordant(offsets, rating, outcome):
+    """Per game or event g (its players are rows offsets[g] to offsets[g + 1]): every unordered
+    pair of players whose outcomes differ, and the concordant ones among them: 1 when the higher
+    rating finished better, 0.5 when the ratings are equal (SPEC §3.5)."""
+    sources = len(offsets) - 1
+    pairs = np.zeros(sources, np.int64)
+    concordant = np.zeros(sources, np.float64)
+    for g in range(sources):
+        for a in range(offsets[g], offsets[g + 1]):
+            for b in range(a + 1, offsets[g + 1]):
+                if outcome[a] == outcome[b]:
+                    continue
+                pairs[g] += 1
+                if rating[a] == rating[b]:
+                    concordant[g] += 0.5
+                elif (rating[a] > rating[b]) == (outcome[a] > outcome[b]):
+                    concordant[g] += 1.0
+    return pairs, concordant
 
 
 def split_months(scored: pa.Table) -> dict[Month, pa.Table]:
