@@ -48,7 +48,10 @@ def staged_feed(
     context: AssetExecutionContext, con: duckdb.DuckDBPyConnection, diprank: DiprankResource, feed: Feed
 ) -> MaterializeResult:
     """Stage the feed's new and changed deliveries; its materialization, with what was read and replaced."""
-    report = ingest_feed(con, diprank.settings().raw_path, feed, diprank.warehouse, progress_lines(context))
+    settings = diprank.settings()
+    report = ingest_feed(
+        con, settings.raw_path, feed, diprank.warehouse, progress_lines(context), settings.settle_seconds
+    )
     corrections = con.execute(
         "SELECT record_key, replaced_file, replaced_line, by_file, by_line, changed "
         "FROM corrections WHERE feed = ? ORDER BY record_key",

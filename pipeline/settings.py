@@ -8,6 +8,7 @@ environment for a setting or holds a default of one.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import re
 from dataclasses import dataclass, fields, replace
@@ -31,6 +32,7 @@ ENV_CELERY_BACKEND = "DIPRANK_CELERY_BACKEND"
 ENV_SYSTEMS_AT_ONCE = "DIPRANK_SYSTEMS_AT_ONCE"
 ENV_DAGSTER_HOME = "DAGSTER_HOME"
 ENV_TODAY = "DIPRANK_TODAY"
+ENV_SETTLE_SECONDS = "DIPRANK_SETTLE_SECONDS"
 ENV_DEBUG = "DIPRANK_DEBUG"
 
 EXECUTORS = ("in_process", "multiprocess", "celery")
@@ -80,6 +82,8 @@ class Settings:
     celery_backend: str = ""
     systems_at_once: int = 0  # 0: one per core, at most four
     dagster_home: str = ""  # empty: <warehouse>/.dagster (or <local dir>/… for object storage)
+    # A delivery file changed less than this many seconds ago is still being written: not read yet.
+    settle_seconds: float = 5.0
     today: str = ""  # YYYY-MM-DD: the day "in the future" is measured from; empty: the real today
     debug: bool = False  # the command line prints the traceback of an internal error
 
@@ -96,6 +100,10 @@ class Settings:
             )
         if not self.eagle_variants:
             raise SettingsError(f"{ENV_EAGLE_VARIANTS} names no variant")
+        if not (self.settle_seconds >= 0 and math.isfinite(self.settle_seconds)):
+            raise SettingsError(
+                f"{ENV_SETTLE_SECONDS}={self.settle_seconds!r}: expected a number of seconds, 0 or more"
+            )
         if self.today:
             try:
                 dt.date.fromisoformat(self.today)
@@ -138,6 +146,13 @@ class Settings:
                     values[field] = int(env[variable])
                 except ValueError:
                     raise SettingsError(f"{variable}={env[variable]!r}: expected a whole number") from None
+        if env.get(ENV_SETTLE_SECONDS, "").strip():
+            try:
+                values["settle_seconds"] = float(env[ENV_SETTLE_SECONDS])
+            except ValueError:
+                raise SettingsError(
+                    f"{ENV_SETTLE_SECONDS}={env[ENV_SETTLE_SECONDS]!r}: expected a number of seconds"
+                ) from None
         if env.get(ENV_DEBUG, "").strip() not in ("", "0"):
             values["debug"] = True
         if ENV_EAGLE_VARIANTS in env:
@@ -188,6 +203,7 @@ class Settings:
             ENV_EXECUTOR: self.executor,
             ENV_SYSTEMS_AT_ONCE: str(self.systems_at_once),
             ENV_DAGSTER_HOME: self.dagster_home,
+            ENV_SETTLE_SECONDS: repr(self.settle_seconds),
         }
         if self.celery_broker:
             value[ENV_CELERY_BROKER] = self.celery_broker

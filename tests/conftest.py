@@ -41,6 +41,9 @@ use_kernel_cache_dir()
 # Reproducible "today" for the not-in-the-future rule.
 os.environ.setdefault("DIPRANK_TODAY", "2026-11-29")
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+# Tests write a delivery and ingest it at once; the tests of deliveries in progress
+# (tests/test_deliveries_in_progress.py) set their own settle time.
+os.environ.setdefault("DIPRANK_SETTLE_SECONDS", "0")
 # Systems one after another in the run's process: xdist already keeps every core busy, and each
 # worker process a run would start imports Dagster and loads the kernels anew. The tests of
 # systems side by side (tests/test_determinism.py) set their own value.

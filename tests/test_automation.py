@@ -1,6 +1,7 @@
 """The monthly schedule and the sensors produce the runs a user expects."""
 
 import datetime as dt
+import json
 
 from dagster import (
     DagsterInstance,
@@ -25,7 +26,8 @@ from tests.support import run_cli, write_csv
 
 def definitions_for(raw, warehouse):
     """The code location for a raw folder and a warehouse, and its resource."""
-    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(warehouse))
+    # No settle time: the tests write a delivery and ingest it at once.
+    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(warehouse), settle_seconds=0)
     return build_definitions(settings), DiprankResource.from_settings(settings)
 
 
@@ -45,14 +47,30 @@ def test_file_sensor_fires_on_new_or_changed_files(tmp_path):
     write_csv(raw / "games" / "a.csv", list(synthetic_games(1, 2, 10, dt.date(2020, 1, 1), dt.date(2020, 1, 9))))
     defs, diprank = definitions_for(raw, tmp_path / "w")
     new_raw_files = defs.resolve_sensor_def("new_raw_files")
-    context = build_sensor_context(resources={"diprank": diprank})
-    first = new_raw_files(context)
+
+    def tick(cursor):
+        context = build_sensor_context(cursor=cursor, resources={"diprank": diprank})
+        return new_raw_files(context), context.cursor
+
+    # A file is asked for once the folder has looked the same at two ticks: a copy in progress changes it.
+    settling, cursor = tick(None)
+    assert isinstance(settling, SkipReason) and "stay the same" in settling.skip_message
+    first, cursor = tick(cursor)
     assert isinstance(first, RunRequest)
-    cursor = context.cursor
-    assert isinstance(new_raw_files(build_sensor_context(cursor=cursor, resources={"diprank": diprank})), SkipReason)
+    unchanged, cursor = tick(cursor)
+    assert isinstance(unchanged, SkipReason) and "no new" in unchanged.skip_message
     write_csv(raw / "games" / "b.csv", list(synthetic_games(2, 1, 10, dt.date(2020, 2, 1), dt.date(2020, 2, 2))))
-    again = new_raw_files(build_sensor_context(cursor=cursor, resources={"diprank": diprank}))
+    settling, cursor = tick(cursor)
+    assert isinstance(settling, SkipReason)
+    with (raw / "games" / "b.csv").open("a") as growing:
+        growing.write("\n")
+    still, cursor = tick(cursor)
+    assert isinstance(still, SkipReason), "a file that changed since the last tick is not asked for"
+    again, cursor = tick(cursor)
     assert isinstance(again, RunRequest) and again.run_key != first.run_key
+    # The cursor of an earlier version (the bare signature asked for) still reads.
+    earlier, _ = tick(json.loads(cursor)["asked"])
+    assert isinstance(earlier, SkipReason) and "no new" in earlier.skip_message
     defs, missing = definitions_for(tmp_path / "missing", tmp_path / "w")
     skipped = defs.resolve_sensor_def("new_raw_files")(build_sensor_context(resources={"diprank": missing}))
     assert isinstance(skipped, SkipReason) and "does not exist" in skipped.skip_message

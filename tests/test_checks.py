@@ -75,7 +75,7 @@ def test_batches_merge_into_the_range_outcome():
 def test_assets_report_their_checks(tmp_path):
     """Asset layer: materialize ingest and one system on a temporary warehouse; every check passes."""
     raw = make_raw(tmp_path / "raw", games=GOOD_GAME, events=[GOOD_EVENT], event_results=GOOD_RESULTS)
-    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"))
+    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"), settle_seconds=0)
     from assets.ingest import ingest_feeds
     from assets.ratings import build_rating_assets
     from pipeline.defs.partitions import first_partitions, rating_partitions

@@ -45,7 +45,7 @@ def test_the_ingest_step_logs_its_long_work_in_the_run(tmp_path, monkeypatch):
 
     monkeypatch.setattr(progress, "PROGRESS_SECONDS", 0.0)
     raw = make_raw(tmp_path / "raw", games=GOOD_GAME, events=[GOOD_EVENT], event_results=GOOD_RESULTS)
-    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"))
+    settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"), settle_seconds=0)
     instance = DagsterInstance.ephemeral()
     result = materialize(
         [ingest_feeds], resources={"diprank": DiprankResource.from_settings(settings)}, instance=instance

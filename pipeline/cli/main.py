@@ -186,6 +186,7 @@ def run_and_summarise(
 def summarised_run(settings: Settings, warehouse, first, last, strict: bool, systems, say, instance) -> int:
     """The run of `run_and_summarise`, its Dagster runs on `instance`."""
     from pipeline import orchestrate
+    from pipeline.ingest.deliveries import seconds_until_settled
     from pipeline.rating.planning import plan_all
     from pipeline.rating.published import list_starts
 
@@ -193,6 +194,12 @@ def summarised_run(settings: Settings, warehouse, first, last, strict: bool, sys
     warehouse.remove_leftovers()
     for run_id in orchestrate.end_abandoned_runs(instance, settings):
         say(f"run {run_id} of an earlier diprank command ended with it: marked failed, its pool slots freed")
+    settling = seconds_until_settled(settings.raw_path, settings.settle_seconds)
+    if settling:
+        say(
+            f"waiting {settling:.1f} s: delivery files changed in the last {settings.settle_seconds:g} s may still be written"
+        )
+        time.sleep(settling)
     say(f"ingest and validate {settings.raw_dir}")
     ingest = orchestrate.ingest(settings, MAX_LISTED_PROBLEMS, instance)
     say(f"  ingest and validation took {time.perf_counter() - started:.1f} s")

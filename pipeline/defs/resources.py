@@ -29,6 +29,7 @@ class DiprankResource(ConfigurableResource):
     eagle_positions: str
     diwz_newcomers: str
     duckdb_memory: str
+    settle_seconds: float = Settings.settle_seconds
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "DiprankResource":
@@ -42,6 +43,7 @@ class DiprankResource(ConfigurableResource):
             eagle_positions=settings.eagle_positions,
             diwz_newcomers=settings.diwz_newcomers,
             duckdb_memory=settings.duckdb_memory,
+            settle_seconds=settings.settle_seconds,
         )
 
     def settings(self) -> Settings:
@@ -55,6 +57,7 @@ class DiprankResource(ConfigurableResource):
             eagle_positions=self.eagle_positions,
             diwz_newcomers=self.diwz_newcomers,
             duckdb_memory=self.duckdb_memory,
+            settle_seconds=float(self.settle_seconds),
         ).resolved()
 
     @property

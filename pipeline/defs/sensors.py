@@ -28,6 +28,7 @@ from pipeline.core.months import Month
 from pipeline.defs.jobs import Jobs, rating_job_name
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.tags import THROUGH_TAG, range_tags
+from pipeline.ingest.deliveries import file_state
 from pipeline.ingest.staging import delivery_files
 from pipeline.rating.inputs import last_data_month
 from pipeline.rating.planning import plan_all
@@ -53,19 +54,42 @@ def raw_folder_signature(raw_dir: Path) -> str:
     for feed in FEEDS.values():
         for path in delivery_files(raw_dir, feed):
             if path.suffix.lower() in FILE_EXTENSIONS:
-                stat = path.stat()
-                entries.append([path.relative_to(raw_dir).as_posix(), stat.st_size, stat.st_mtime_ns])
+                entries.append([path.relative_to(raw_dir).as_posix(), file_state(path)])
     return hashlib.sha256(json.dumps(entries).encode()).hexdigest()
 
 
+def files_cursor(cursor: str | None) -> tuple[str | None, str | None]:
+    """The raw folder's signature at the last look and the one last asked to ingest. A cursor
+    of an earlier version is the bare signature last asked for."""
+    if not cursor:
+        return None, None
+    try:
+        value = json.loads(cursor)
+    except ValueError:
+        return None, cursor
+    if not isinstance(value, dict):
+        return None, cursor
+    return value.get("seen"), value.get("asked")
+
+
 def new_files_request(raw_dir: Path, cursor: str | None) -> tuple[RunRequest | SkipReason, str | None]:
-    """An ingest run when the raw folder's files differ from the cursor's, and the new cursor."""
+    """An ingest run when the raw folder's files differ from those last asked for and have stayed
+    as they are since the last look (one sensor interval: a copy in progress changes them), and
+    the new cursor."""
     if not raw_dir.is_dir():
         return SkipReason(f"raw folder {raw_dir} does not exist"), cursor
+    seen, asked = files_cursor(cursor)
     signature = raw_folder_signature(raw_dir)
-    if signature == cursor:
+    if signature == asked:
         return SkipReason("no new or changed files"), cursor
-    return RunRequest(run_key=f"files-{signature[:16]}"), signature
+    if signature != seen:
+        return (
+            SkipReason(
+                "files were added or changed since the last look; ingest once they stay the same for an interval"
+            ),
+            json.dumps({"seen": signature, "asked": asked}),
+        )
+    return RunRequest(run_key=f"files-{signature[:16]}"), json.dumps({"seen": signature, "asked": signature})
 
 
 def rating_requests(
@@ -145,7 +169,10 @@ def build_sensors(jobs: Jobs, first_months: dict[str, Month]) -> list[SensorDefi
         job=jobs.ingest,
         minimum_interval_seconds=60,
         default_status=DefaultSensorStatus.RUNNING,
-        description="Starts ingestion when files in the raw folder are added or changed; rate_after_ingest follows.",
+        description=(
+            "Starts ingestion when files in the raw folder were added or changed and have stayed the same "
+            "since the last check; rate_after_ingest follows."
+        ),
     )
     def new_raw_files(context: SensorEvaluationContext, diprank: DiprankResource):
         result, cursor = new_files_request(diprank.settings().raw_path, context.cursor)

@@ -27,13 +27,16 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
+from pipeline.core.feed_spec import EVENT_RESULTS, EVENTS, FEEDS, GAMES, LISTS, PLAYERS, SOURCE_FILE, SOURCE_LINE, Feed
 from pipeline.core.progress import Progress, ProgressLines, report_if_slow
 from pipeline.ingest.staging import (
+    EARLIER_VERSION_KEPT,
+    STILL_BEING_WRITTEN,
     FileProblem,
     SkippedEntry,
     StageReport,
     create_staged,
+    delivery_files,
     stage_file,
     staged_table,
     survey_feed,
@@ -108,6 +111,34 @@ def content_digest(path: Path) -> tuple[int, str | None]:
     except OSError:
         return 0, None
     return size, digest.hexdigest()
+
+
+def file_state(path: Path) -> tuple[int, int] | None:
+    """The file's size and modification time (ns), to tell whether it changed; None when it cannot be examined."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_size, status.st_mtime_ns
+
+
+def changed_within(state: tuple[int, int], seconds: float) -> bool:
+    """Whether a file of this state was modified less than `seconds` ago (or as far in the future:
+    a clock ahead of this one is no proof that the writer is done)."""
+    return abs(time.time_ns() - state[1]) < seconds * 1e9
+
+
+def seconds_until_settled(raw_dir: Path, settle_seconds: float) -> float:
+    """How long until no delivery file of the raw folder has changed within `settle_seconds` (0: now)."""
+    if not settle_seconds or not raw_dir.is_dir():
+        return 0.0
+    now, wait = time.time_ns(), 0.0
+    for feed in FEEDS.values():
+        for path in delivery_files(raw_dir, feed):
+            state = file_state(path)
+            if state is not None and 0 <= now - state[1] < settle_seconds * 1e9:
+                wait = max(wait, settle_seconds - (now - state[1]) / 1e9)
+    return wait
 
 
 def file_id(source: str, digest: str | None) -> str:
@@ -238,12 +269,17 @@ def ingest_deliveries(
     feed: Feed,
     warehouse: Warehouse | None,
     progress: Progress | None = None,
+    settle_seconds: float = 0.0,
 ) -> IngestReport:
     """Bring `typed_<feed>` in step with the raw folder, reading only files not ingested before.
 
     With a warehouse, new files' staged rows and the manifest are written there (rows first);
     without one (tests), every file is read and nothing is stored. `progress` hears of long work:
     the files staged so far (at most a line per PROGRESS_SECONDS) and a slow working-copy update.
+
+    A file still being written is not taken: one modified less than `settle_seconds` ago, or
+    whose size or modification time changed while it was read. It is listed as skipped, the
+    version of it ingested before (if any) stays, and the next run reads it.
     """
     held = _held_files(con, feed)
     files, skipped = survey_feed(raw_dir, feed)
@@ -252,23 +288,39 @@ def ingest_deliveries(
     records: list[DeliveryRecord] = []
     staged_rows = 0
     lines = ProgressLines(progress)
+
+    def rows_still_held(record: DeliveryRecord) -> bool:
+        return (
+            record.file_id in held
+            or record.staged == 0
+            or (warehouse is not None and staged_rows_path(warehouse, feed.name, record.file_id).exists())
+        )
+
+    def still_being_written(source: str, old: DeliveryRecord | None) -> None:
+        if old is not None and rows_still_held(old):
+            records.append(old)
+            skipped.append(SkippedEntry(feed.name, source, EARLIER_VERSION_KEPT.format(settle=settle_seconds)))
+        else:
+            skipped.append(SkippedEntry(feed.name, source, STILL_BEING_WRITTEN.format(settle=settle_seconds)))
+
     for position, path in enumerate(files, start=1):
         source = path.relative_to(raw_dir).as_posix()
-        size, digest = content_digest(path)
         old = known.get(source)
-        if (
-            old is not None
-            and digest is not None
-            and (old.size, old.digest) == (size, digest)
-            and (
-                old.file_id in held
-                or old.staged == 0
-                or (warehouse is not None and staged_rows_path(warehouse, feed.name, old.file_id).exists())
-            )
-        ):
+        before = file_state(path)
+        if before is not None and changed_within(before, settle_seconds):
+            still_being_written(source, old)
+            continue
+        size, digest = content_digest(path)
+        if old is not None and digest is not None and (old.size, old.digest) == (size, digest) and rows_still_held(old):
             records.append(old)
             continue
-        records.append(_stage_delivery(con, feed, path, source, size, digest, warehouse))
+        record = _stage_delivery(con, feed, path, source, size, digest, warehouse)
+        if file_state(path) != before:
+            # Its rows are dropped here; the Parquet staged from it is listed nowhere, and goes below.
+            con.execute(f"DROP TABLE IF EXISTS {arrived_table(feed, record.file_id)}")
+            still_being_written(source, old)
+            continue
+        records.append(record)
         report.parsed.append(source)
         staged_rows += records[-1].staged
         lines.tell(

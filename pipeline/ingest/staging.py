@@ -66,6 +66,8 @@ REPEATED_COLUMN = "repeated column {name!r} (column {position}) ignored; column 
 REPEATED_KEY = "repeated key {name!r} (first on line {line}) ignored; the first key of that name is read"
 UNNAMED_COLUMN = "column {position} has no name; ignored"
 EXTRA_COLUMNS = "columns not in the {feed} feed, ignored: {names}"
+STILL_BEING_WRITTEN = "still being written (changed within {settle:g} s, or while it was read); the next run reads it"
+EARLIER_VERSION_KEPT = STILL_BEING_WRITTEN + "; until then its version ingested before stays"
 
 
 @dataclass(frozen=True)

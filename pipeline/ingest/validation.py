@@ -414,11 +414,13 @@ def ingest_feed(
     feed: Feed,
     warehouse: Warehouse | None = None,
     progress: Progress | None = None,
+    settle_seconds: float = 0.0,
 ):
     """Bring the feed's typed rows in step with the raw folder (reading only files not ingested
-    before, with a warehouse), recording unreadable files and corrections; `progress` hears of long work."""
+    before, with a warehouse, and none changed within `settle_seconds`), recording unreadable
+    files and corrections; `progress` hears of long work."""
     ensure_report_tables(con)
-    report = ingest_deliveries(con, Path(raw_dir), feed, warehouse, progress)
+    report = ingest_deliveries(con, Path(raw_dir), feed, warehouse, progress, settle_seconds)
     record_file_problems(con, feed, report.problems)
     record_skipped(con, feed, report.skipped, outside_feed_folders(Path(raw_dir)))
     if report.changed:
