@@ -40,6 +40,7 @@ from pipeline.ingest.validation import QUARANTINE_TABLE, SKIPPED_TABLE, FeedCoun
 from pipeline.rating.planning import Plan
 from pipeline.rating.quality import stale_quality_range
 from pipeline.settings import Settings
+from pipeline.systems.base import model_columns
 from pipeline.systems.registry import system_class
 from pipeline.warehouse.store import Warehouse, connect, read_parquet
 
@@ -359,6 +360,7 @@ def top_rows(warehouse: Warehouse, system: str, month: Month, count: int) -> lis
     path = warehouse.rankings(system, month)
     if not path.exists():
         return []
-    top = read_parquet(path).slice(0, count)
     columns = ["rank", "player_id", "player_name", "rating"]
-    return top.select(columns + [PUBLISHED_FORM] if PUBLISHED_FORM in top.column_names else columns).to_pylist()
+    if PUBLISHED_FORM in dict(model_columns(system_class(system).rankings_model)):
+        columns.append(PUBLISHED_FORM)
+    return read_parquet(path, columns=columns).slice(0, count).to_pylist()

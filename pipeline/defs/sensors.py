@@ -23,13 +23,12 @@ from dagster import (
     sensor,
 )
 
-from pipeline.core.feed_spec import FEEDS, FILE_EXTENSIONS
+from pipeline.core.feed_spec import FILE_EXTENSIONS
 from pipeline.core.months import Month
 from pipeline.defs.jobs import Jobs, rating_job_name
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.tags import THROUGH_TAG, range_tags
-from pipeline.ingest.deliveries import file_state
-from pipeline.ingest.staging import delivery_files
+from pipeline.ingest.deliveries import delivery_file_states
 from pipeline.rating.inputs import last_data_month
 from pipeline.rating.planning import plan_all
 from pipeline.rating.quality import quality_fingerprints, stale_quality_range
@@ -50,11 +49,11 @@ UNFINISHED_STATUSES = [
 
 def raw_folder_signature(raw_dir: Path) -> str:
     """A hash of every delivery file's path, size and modification time."""
-    entries = []
-    for feed in FEEDS.values():
-        for path in delivery_files(raw_dir, feed):
-            if path.suffix.lower() in FILE_EXTENSIONS:
-                entries.append([path.relative_to(raw_dir).as_posix(), file_state(path)])
+    entries = [
+        [path.relative_to(raw_dir).as_posix(), state]
+        for path, state in delivery_file_states(raw_dir)
+        if path.suffix.lower() in FILE_EXTENSIONS
+    ]
     return hashlib.sha256(json.dumps(entries).encode()).hexdigest()
 
 

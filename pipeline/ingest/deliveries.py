@@ -122,23 +122,26 @@ def file_state(path: Path) -> tuple[int, int] | None:
     return status.st_size, status.st_mtime_ns
 
 
-def changed_within(state: tuple[int, int], seconds: float) -> bool:
-    """Whether a file of this state was modified less than `seconds` ago (or as far in the future:
-    a clock ahead of this one is no proof that the writer is done)."""
-    return abs(time.time_ns() - state[1]) < seconds * 1e9
+def seconds_to_settle(state: tuple[int, int], seconds: float) -> float:
+    """How long until a file of this state has gone `seconds` unchanged (0: it has). A modification
+    time ahead of the clock counts from then: a clock ahead of this one is no proof the writer is done."""
+    age = (time.time_ns() - state[1]) / 1e9
+    return seconds - age if abs(age) < seconds else 0.0
+
+
+def delivery_file_states(raw_dir: Path) -> list[tuple[Path, tuple[int, int] | None]]:
+    """Every delivery file of every feed with its `file_state`."""
+    return [(path, file_state(path)) for feed in FEEDS.values() for path in delivery_files(raw_dir, feed)]
 
 
 def seconds_until_settled(raw_dir: Path, settle_seconds: float) -> float:
     """How long until no delivery file of the raw folder has changed within `settle_seconds` (0: now)."""
     if not settle_seconds or not raw_dir.is_dir():
         return 0.0
-    now, wait = time.time_ns(), 0.0
-    for feed in FEEDS.values():
-        for path in delivery_files(raw_dir, feed):
-            state = file_state(path)
-            if state is not None and 0 <= now - state[1] < settle_seconds * 1e9:
-                wait = max(wait, settle_seconds - (now - state[1]) / 1e9)
-    return wait
+    return max(
+        (seconds_to_settle(state, settle_seconds) for _, state in delivery_file_states(raw_dir) if state),
+        default=0.0,
+    )
 
 
 def file_id(source: str, digest: str | None) -> str:
@@ -307,7 +310,7 @@ def ingest_deliveries(
         source = path.relative_to(raw_dir).as_posix()
         old = known.get(source)
         before = file_state(path)
-        if before is not None and changed_within(before, settle_seconds):
+        if before is not None and seconds_to_settle(before, settle_seconds):
             still_being_written(source, old)
             continue
         size, digest = content_digest(path)

@@ -101,7 +101,7 @@ PREVIOUS_TABLE_SQL = (
     f"ON r.player_id = h.player_id AND r.m = {MONTH_INDEX.format('h.source_date')}"
 )
 # One system's rated rows gathered per game or event (a row without an outcome is a history row
-# the validated games do not hold, see `rated_sources`).
+# the validated games do not hold, see `scored_sources`).
 SOURCES_SQL = (
     "SELECT system, m, source_id, list({{'rating': rating, 'outcome': outcome::BIGINT}}) AS players, "
     "count(*) FILTER (WHERE outcome IS NULL) AS unmatched FROM ({rated}) GROUP BY system, m, source_id"
