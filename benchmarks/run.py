@@ -265,6 +265,7 @@ def kernel_rows(n_games: int) -> list[list[str]]:
             ("club", [("kernel", "club")]),
             ("eagle", [("kernel", "eagle (published)"), ("kernel_live", "eagle (live)")]),
             ("diwz", [("kernel", "diwz")]),
+            ("ghost", [("kernel", "ghost")]),
         ):
             result = importlib.import_module(f"benchmarks.kernel_{system}").measure(table)
             reference, openskill = _rates(result, "reference"), _rates(result, "openskill")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 import duckdb
+import pyarrow.compute as pc
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter, build_reconstructable_job, execute_job
 
 from pipeline.core.feed_spec import FEEDS
@@ -356,11 +357,17 @@ PUBLISHED_FORM = "display"
 
 def top_rows(warehouse: Warehouse, system: str, month: Month, count: int) -> list[dict]:
     """The first `count` rows of a system's month (rank, player, rating, and the rating's published
-    form where the system has one, DiWZ's `1782-12`); empty if none was written."""
+    form where the system has one, DiWZ's `1782-12`), of its main list where it has several
+    (Ghost's overall); empty if none was written."""
     path = warehouse.rankings(system, month)
     if not path.exists():
         return []
+    cls = system_class(system)
     columns = ["rank", "player_id", "player_name", "rating"]
-    if PUBLISHED_FORM in dict(model_columns(system_class(system).rankings_model)):
+    if PUBLISHED_FORM in dict(model_columns(cls.rankings_model)):
         columns.append(PUBLISHED_FORM)
-    return read_parquet(path, columns=columns).slice(0, count).to_pylist()
+    if cls.list_column is None:
+        return read_parquet(path, columns=columns).slice(0, count).to_pylist()
+    table = read_parquet(path, columns=[*columns, cls.list_column])
+    main = table.filter(pc.equal(table[cls.list_column], cls.lists[0])).select(columns)
+    return main.slice(0, count).to_pylist()

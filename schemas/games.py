@@ -17,9 +17,14 @@ from schemas.feed_common import (
 )
 
 RESULTS = ("solo", "draw", "survived", "eliminated", "anarchy")
+# Game modes (SPEC §3.6), the first of each the default of a file without the column.
+SCORINGS = ("draw_size", "sum_of_squares", "ppsc", "unranked")
+PRESS_KINDS = ("full", "rulebook", "public", "gunboat")
 FIRST_GAME_YEAR, LAST_GAME_YEAR = 1, 9999  # any calendar a variant may use; beyond is a typo
 
 UNKNOWN_RESULT = "unknown_result"
+UNKNOWN_SCORING = "unknown_scoring"
+UNKNOWN_PRESS = "unknown_press"
 CENTRES_OUT_OF_RANGE = "centres_out_of_range"
 BAD_SUPPLY_CENTRES = "bad_supply_centres"
 ELIMINATED_WITH_CENTRES = "eliminated_with_centres"
@@ -39,7 +44,7 @@ REQUIRED = ["game_id", "finished_on", "power", "player_id", "result", "centres"]
 
 
 class GamesFeed(delivered_rows(tuple(REQUIRED))):
-    """Validated games: every row rule and every whole-game rule of SPEC §2."""
+    """Validated games: every row rule and every whole-game rule of SPEC §2, with the game modes of §3.6."""
 
     game_id: str = Field(nullable=True, description="Game identifier; with power the key.")
     site: str = Field(nullable=True, description="Site the game was played on.")
@@ -58,6 +63,18 @@ class GamesFeed(delivered_rows(tuple(REQUIRED))):
     multi_site: bool = Field(
         nullable=True, description="Played under multi-site access: one player may hold several powers."
     )
+    scoring: str = Field(
+        nullable=True,
+        description="Scoring system: draw_size (default), sum_of_squares, ppsc or unranked; same for every row of a game.",
+    )
+    press: str = Field(
+        nullable=True,
+        description="Press rules: full (default), rulebook, public or gunboat; same for every row of a game.",
+    )
+    live: bool = Field(
+        nullable=True,
+        description="Live game, phases shorter than an hour (default false); same for every row of a game.",
+    )
     # Whole-game facts, aggregated once per game in SQL before validation (null without a game_id).
     powers: int = Field(alias="_powers", nullable=True, description="Rows (powers) in the game.")
     solos: int = Field(alias="_solos", nullable=True, description="Powers with result solo.")
@@ -66,7 +83,7 @@ class GamesFeed(delivered_rows(tuple(REQUIRED))):
     fields_agree: bool = Field(
         alias="_fields_agree",
         nullable=True,
-        description="variant, supply_centres, finished_on, rated and multi_site agree.",
+        description="variant, supply_centres, finished_on, rated, multi_site, scoring, press and live agree.",
     )
     player_conflict: bool = Field(
         alias="_player_conflict",
@@ -76,6 +93,14 @@ class GamesFeed(delivered_rows(tuple(REQUIRED))):
     @pdi.dataframe_check(name=UNKNOWN_RESULT)
     def result_known(cls, data):
         return rowwise(data.table.result.isnull() | data.table.result.isin(RESULTS))
+
+    @pdi.dataframe_check(name=UNKNOWN_SCORING)
+    def scoring_known(cls, data):
+        return rowwise(data.table.scoring.isnull() | data.table.scoring.isin(SCORINGS))
+
+    @pdi.dataframe_check(name=UNKNOWN_PRESS)
+    def press_known(cls, data):
+        return rowwise(data.table.press.isnull() | data.table.press.isin(PRESS_KINDS))
 
     @pdi.dataframe_check(name=BAD_SUPPLY_CENTRES)
     def supply_centres_positive(cls, data):

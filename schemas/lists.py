@@ -21,8 +21,9 @@ from schemas.feed_common import (
     delivered_rows,
     rowwise,
 )
+from schemas.ghost import CATEGORIES as GHOST_CATEGORIES
 
-SYSTEMS = ("dip_pouch", "club", "eagle", "diwz")
+SYSTEMS = ("dip_pouch", "club", "eagle", "diwz", "ghost")
 # The columns each system's rows use (beyond system, as_of, player_id, player_name), and which of
 # them need a value.
 SYSTEM_COLUMNS = {
@@ -30,13 +31,18 @@ SYSTEM_COLUMNS = {
     "club": ("rating",),
     "eagle": ("recent_points", "games", "last_game_date"),
     "diwz": ("rating", "evaluations", "last_evaluated"),
+    "ghost": ("rating", "games", "last_game_date"),
 }
 SYSTEM_REQUIRED = {
     "dip_pouch": ("rating", "events"),
     "club": ("rating",),
     "eagle": ("recent_points", "games", "last_game_date"),
     "diwz": ("rating", "evaluations"),
+    "ghost": ("rating", "games", "last_game_date"),
 }
+# Systems whose list is several lists, by `category` (the feed's default names the only list of the others).
+SYSTEM_CATEGORIES = {"ghost": GHOST_CATEGORIES}
+ONE_LIST = "overall"  # the category default: the one list of a system without categories
 SYSTEM_VALUE_COLUMNS = tuple(sorted({c for cols in SYSTEM_COLUMNS.values() for c in cols}))
 MAX_RECENT_POINTS = 10
 DIWZ_LOWEST, DIWZ_HIGHEST, DIWZ_UNEVALUATED = 100, 3500, 1600
@@ -60,6 +66,9 @@ DIWZ_EVALUATIONS_NEGATIVE = "diwz_evaluations_negative"
 DIWZ_UNEVALUATED_NOT_1600 = "diwz_unevaluated_not_1600"
 DIWZ_EVALUATED_UNDATED = "diwz_last_evaluated_missing"
 DIWZ_UNEVALUATED_DATED = "diwz_last_evaluated_without_evaluation"
+UNKNOWN_CATEGORY = "unknown_category"
+GHOST_RATING_NOT_POSITIVE = "ghost_rating_not_positive"
+GHOST_GAMES_BELOW_ONE = "ghost_games_below_one"
 
 REQUIRED = ["system", "as_of", "player_id"]
 
@@ -82,8 +91,14 @@ class ListsFeed(delivered_rows(tuple(REQUIRED))):
     as_of: datetime.date = Field(nullable=True, description="Last day of the month the list stands for.")
     player_id: str = Field(nullable=True, description="Player identifier; with system the key.")
     player_name: str = Field(nullable=True, description="Name as the list prints it.")
+    category: str = Field(
+        nullable=True,
+        description="ghost: overall, classic, gunboat or live (one row per player and category; default "
+        "overall); the other systems' rows leave it at the default.",
+    )
     rating: float = Field(
-        nullable=True, description="dip_pouch 0-100; club >= 0 (the year's final rating); diwz a whole number 100-3500."
+        nullable=True,
+        description="dip_pouch 0-100; club >= 0 (the year's final rating); diwz a whole number 100-3500; ghost > 0.",
     )
     events: int = Field(nullable=True, description="dip_pouch: events rated (>= 1).")
     last_event_date: datetime.date = Field(
@@ -92,8 +107,13 @@ class ListsFeed(delivered_rows(tuple(REQUIRED))):
     recent_points: str = Field(
         nullable=True, description="eagle: up to ten game points with two decimals, oldest first, as delivered."
     )
-    games: int = Field(nullable=True, description="eagle: all finished games (>= number of recent points).")
-    last_game_date: datetime.date = Field(nullable=True, description="eagle: day of the last game.")
+    games: int = Field(
+        nullable=True,
+        description="eagle: all finished games (>= number of recent points); ghost: counted games of the category (>= 1).",
+    )
+    last_game_date: datetime.date = Field(
+        nullable=True, description="eagle: day of the last game; ghost: of the last game of the category."
+    )
     evaluations: int = Field(nullable=True, description="diwz: evaluations (0 = a 1600-0 entry never evaluated).")
     last_evaluated: datetime.date = Field(
         nullable=True, description="diwz: day of the last evaluation (iff evaluations > 0)."
@@ -156,6 +176,15 @@ class ListsFeed(delivered_rows(tuple(REQUIRED))):
                 if column not in columns:
                     foreign = foreign | t[column].notnull()
             ok = ok & (~_of(t, system) | ~foreign)
+        return rowwise(ok)
+
+    @pdi.dataframe_check(name=UNKNOWN_CATEGORY)
+    def category_known(cls, data):
+        """A category of the row's system; the one list's name for a system without categories."""
+        t = data.table
+        ok = ibis.literal(True)
+        for system in SYSTEMS:
+            ok = ok & (~_of(t, system) | t.category.isin(SYSTEM_CATEGORIES.get(system, (ONE_LIST,))).fill_null(False))
         return rowwise(ok)
 
     @pdi.dataframe_check(name=DATE_AFTER_AS_OF)
@@ -231,3 +260,13 @@ class ListsFeed(delivered_rows(tuple(REQUIRED))):
     def diwz_undated(cls, data):
         t = data.table
         return holds_for(t, "diwz", (t.evaluations != 0) | t.last_evaluated.isnull())
+
+    @pdi.dataframe_check(name=GHOST_RATING_NOT_POSITIVE)
+    def ghost_rating(cls, data):
+        t = data.table
+        return holds_for(t, "ghost", (t.rating > 0) & (t.rating < float("inf")))
+
+    @pdi.dataframe_check(name=GHOST_GAMES_BELOW_ONE)
+    def ghost_games(cls, data):
+        t = data.table
+        return holds_for(t, "ghost", t.games >= 1)

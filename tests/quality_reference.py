@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 
 from pipeline.core.months import Month
 
-SYSTEMS = ("club", "dip_pouch", "diwz", "eagle")  # sorted by name: the row order of a month's table
-NEWCOMER_RATING = {"dip_pouch": 40.0, "club": 0.0, "eagle": 0.0, "diwz": 1600.0}
+SYSTEMS = ("club", "dip_pouch", "diwz", "eagle", "ghost")  # sorted by name: the row order of a month's table
+NEWCOMER_RATING = {"dip_pouch": 40.0, "club": 0.0, "eagle": 0.0, "diwz": 1600.0, "ghost": 100.0}
+SCORED_CATEGORY = {"ghost": "overall"}  # a system of several tables is scored on this one
 COMMON_SYSTEMS = ("club", "eagle", "diwz")  # the online systems compared on the same games
 TRAILING_MONTHS = 12
 
@@ -63,8 +64,9 @@ def read_ratings(warehouse_root: Path, system: str, month: Month) -> dict[str, f
     if not path.exists():
         return {}
     ratings = {}
-    for row in pq.read_table(path, columns=["player_id", "rating"]).to_pylist():
-        ratings[row["player_id"]] = row["rating"]
+    for row in pq.read_table(path).to_pylist():
+        if system not in SCORED_CATEGORY or row["category"] == SCORED_CATEGORY[system]:
+            ratings[row["player_id"]] = row["rating"]
     return ratings
 
 
@@ -73,8 +75,10 @@ def read_history(warehouse_root: Path, system: str, month: Month) -> list[dict]:
     path = warehouse_root / "history" / system / month_folder(month) / "history.parquet"
     if not path.exists():
         return []
-    columns = ["source_id", "player_id"] + (["placement"] if system == "dip_pouch" else [])
-    return pq.read_table(path, columns=columns).to_pylist()
+    rows = pq.read_table(path).to_pylist()
+    if system in SCORED_CATEGORY:
+        rows = [r for r in rows if r["category"] == SCORED_CATEGORY[system]]
+    return rows
 
 
 def responsible_player(row: dict) -> str:

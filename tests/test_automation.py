@@ -99,9 +99,9 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
     late_start, problems = rating_requests(
         Warehouse(warehouse), diprank.settings(), None, "k", {"club": Month(2020, 4)}
     )
-    assert {r.job_name for r in late_start} == {"eagle_job", "diwz_job"}
+    assert {r.job_name for r in late_start} == {"eagle_job", "diwz_job", "ghost_job"}
     assert len(problems) == 1 and "club" in problems[0] and "reload the code location" in problems[0]
-    assert {r.job_name for r in requests} == {"club_job", "eagle_job", "diwz_job"}
+    assert {r.job_name for r in requests} == {"club_job", "eagle_job", "diwz_job", "ghost_job"}
     assert all((r.tags[RANGE_START], r.tags[RANGE_END]) == ("2020-03-01", "2020-06-01") for r in requests)
     # The run-status sensor itself, with the code location's resource: the schedule's month
     # reaches past the data.
@@ -115,5 +115,5 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
     )
     sensed = defs.resolve_sensor_def("rate_after_ingest")(context)
     assert {(r.job_name, r.tags[RANGE_START], r.tags[RANGE_END]) for r in sensed} == {
-        (f"{s}_job", "2020-03-01", "2020-08-01") for s in ("club", "eagle", "diwz")
+        (f"{s}_job", "2020-03-01", "2020-08-01") for s in ("club", "eagle", "diwz", "ghost")
     }

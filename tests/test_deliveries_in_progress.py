@@ -47,12 +47,16 @@ def games_in_halves(tmp_path):
 
 
 def rated_players_per_game(warehouse) -> dict[str, Counter]:
-    """Per system, the players each game of any history snapshot names."""
+    """Per system (and category, for a system of several tables), the players each game of any
+    history snapshot names."""
     found: dict[str, Counter] = {}
     for path in sorted((warehouse / "history").rglob("history.parquet")):
-        table = pq.read_table(path, columns=["system", "source_id"])
-        for system, source in zip(table.column("system").to_pylist(), table.column("source_id").to_pylist()):
-            found.setdefault(system, Counter())[source] += 1
+        table = pq.read_table(path)
+        lists = table.column("category").to_pylist() if "category" in table.column_names else [None] * table.num_rows
+        for system, listed, source in zip(
+            table.column("system").to_pylist(), lists, table.column("source_id").to_pylist()
+        ):
+            found.setdefault(system if listed is None else f"{system}/{listed}", Counter())[source] += 1
     return found
 
 
@@ -98,7 +102,7 @@ def test_a_file_copied_in_two_halves_is_rated_only_whole(tmp_path):
     assert code == 0, out + err
     players = Counter(row["game_id"] for row in rows)
     rated = rated_players_per_game(warehouse)
-    assert set(rated) >= {"club", "eagle", "diwz"}
+    assert set(rated) >= {"club", "eagle", "diwz", "ghost/overall"}
     for system, games in rated.items():
         assert games == {game: players[game] for game in games}, f"{system} rated a game without all its players"
     assert rated["club"] == players

@@ -77,6 +77,9 @@ GAME_CHANGES = {
     "centres": lambda v: v + 1,
     "eliminated_year": lambda v: 1905 if v is None else v + 1,
     "multi_site": lambda v: not v,
+    "scoring": lambda v: "sum_of_squares" if v != "sum_of_squares" else "draw_size",
+    "press": lambda v: "gunboat" if v != "gunboat" else "full",
+    "live": lambda v: not v,
 }
 
 

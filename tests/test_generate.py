@@ -10,9 +10,12 @@ import random
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.synthetic import generator
 from pipeline.synthetic.generator import game_rows, synthetic_games, write_feeds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +37,9 @@ COLUMNS = {
         "result",
         "centres",
         "eliminated_year",
+        "scoring",
+        "press",
+        "live",
     ],
     "events": [
         "event_id",
@@ -49,10 +55,20 @@ COLUMNS = {
     "event_results": ["event_id", "player_id", "player_name", "nationality", "placement"],
     "players": ["player_id", "name", "country"],
 }
+# Optional game-level columns (SPEC §3.6): the generator writes them, a hand-made file may leave them out.
+GAME_KINDS = ["scoring", "press", "live"]
 INTS = {"supply_centres", "centres", "eliminated_year", "rounds", "num_players", "placement"}
-BOOLS = {"rated", "replacement_denies", "is_world_championship"}
+BOOLS = {"rated", "replacement_denies", "is_world_championship", "live"}
 DATES = {"finished_on", "start_date", "end_date"}
 RESULTS = {"solo", "draw", "survived", "eliminated", "anarchy"}
+SCORINGS = {"draw_size", "sum_of_squares", "ppsc", "unranked"}
+PRESSES = {"full", "rulebook", "public", "gunboat"}
+# The shares the generator is asked for, per game.
+KIND_SHARES = {
+    "scoring": {"draw_size": 0.75, "sum_of_squares": 0.15, "ppsc": 0.06, "unranked": 0.04},
+    "press": {"full": 0.70, "rulebook": 0.08, "public": 0.04, "gunboat": 0.18},
+    "live": {True: 0.10, False: 0.90},
+}
 TODAY = dt.date.today()
 
 # Seed 000: Dixie 33 2019 as listed on the WDD page.
@@ -94,10 +110,21 @@ DIXIE_33 = [
 # ---------------------------------------------------------------------------------------------
 
 
+def file_columns(feed: str, with_kinds: bool = True) -> list[str]:
+    """The SPEC columns of a feed file, in order (games without the game-level ones when asked)."""
+    return [c for c in COLUMNS[feed] if with_kinds or c not in GAME_KINDS]
+
+
+def _check_columns(feed: str, names: list[str], source) -> list[str]:
+    """names must be the SPEC columns in order; a games file may leave out the game-level ones."""
+    assert names in (file_columns(feed), file_columns(feed, with_kinds=False)), (source, names)
+    return names
+
+
 def _typed(feed: str, raw: dict, source: str) -> dict:
     """A CSV or JSON Lines row with SPEC types; '' (CSV) and null are None."""
     row = {}
-    for key in COLUMNS[feed]:
+    for key in raw:
         value = raw[key]
         if value == "" or value is None:
             row[key] = None
@@ -121,18 +148,18 @@ def read_file(feed: str, path: Path) -> list[dict]:
     if path.suffix == ".csv":
         with open(path, newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
-            assert reader.fieldnames == COLUMNS[feed], path
+            _check_columns(feed, list(reader.fieldnames or []), path)
             return [_typed(feed, raw, str(path)) for raw in reader]
     if path.suffix == ".jsonl":
         rows = []
         for line in path.read_text(encoding="utf-8").splitlines():
             raw = json.loads(line)
-            assert list(raw) == COLUMNS[feed], path
+            _check_columns(feed, list(raw), path)
             rows.append(_typed(feed, raw, str(path)))
         return rows
     if path.suffix == ".parquet":
         table = pq.read_table(path)
-        assert table.column_names == COLUMNS[feed], path
+        _check_columns(feed, table.column_names, path)
         rows = table.to_pylist()
         for row in rows:
             for key in DATES & set(row):
@@ -184,10 +211,13 @@ def check_games(rows: list[dict]) -> dict[str, list[dict]]:
         if row["replacement_denies"]:
             assert row["original_player_id"], row
         games[row["game_id"]].append(row)
+        assert row.get("scoring", "draw_size") in SCORINGS, row
+        assert row.get("press", "full") in PRESSES, row
+        assert row.get("live", False) in (True, False), row
     for game_id, powers in games.items():
         assert len(powers) >= 2, game_id
-        for key in ("variant", "supply_centres", "finished_on", "rated", "site"):
-            assert len({p[key] for p in powers}) == 1, (game_id, key)
+        for key in ("variant", "supply_centres", "finished_on", "rated", "site", *GAME_KINDS):
+            assert len({p.get(key) for p in powers}) == 1, (game_id, key)
         assert len({p["power"] for p in powers}) == len(powers), game_id
         results = Counter(p["result"] for p in powers)
         assert (results["solo"] == 1 and results["draw"] == 0) or (results["solo"] == 0 and results["draw"] >= 2), (
@@ -390,6 +420,105 @@ def test_dates_fixed_by_end_year_and_never_in_the_future(tmp_path):
         write_feeds(tmp_path / "x", games=10, players=30, years=80, events=0, seed=1, end_year=2000)
     with pytest.raises(ValueError):
         write_feeds(tmp_path / "x", games=10, players=30, years=3, events=0, seed=1, fmt="xlsx")
+
+
+# ---------------------------------------------------------------------------------------------
+# Game-level columns: scoring, press, live (SPEC §3.6)
+# ---------------------------------------------------------------------------------------------
+
+
+def kinds_by_game(rows: list[dict]) -> dict[str, tuple]:
+    """(scoring, press, live) of each game, checking that every row of a game has the same."""
+    kinds: dict[str, set[tuple]] = defaultdict(set)
+    for row in rows:
+        kinds[row["game_id"]].add(tuple(row[k] for k in GAME_KINDS))
+    assert all(len(k) == 1 for k in kinds.values()), [g for g, k in kinds.items() if len(k) > 1][:5]
+    return {game_id: next(iter(k)) for game_id, k in kinds.items()}
+
+
+def assert_mix(kinds: dict[str, tuple], tolerance: float) -> None:
+    """The shares of each value, over games, within tolerance of the generator's."""
+    for i, column in enumerate(GAME_KINDS):
+        counts = Counter(k[i] for k in kinds.values())
+        assert set(counts) == set(KIND_SHARES[column]), (column, counts)
+        for value, share in KIND_SHARES[column].items():
+            assert abs(counts[value] / len(kinds) - share) < tolerance, (column, value, counts[value], len(kinds))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_every_format_carries_the_game_kinds_constant_within_a_game(tmp_path, fmt):
+    write_feeds(tmp_path, games=600, players=100, years=3, events=2, seed=21, fmt=fmt, chunk_games=250)
+    rows = []
+    for path in sorted((tmp_path / "games").iterdir()):
+        if fmt == "parquet":
+            assert pq.read_schema(path).field("live").type == "bool"
+        part = read_file("games", path)
+        assert part and all(list(row) == file_columns("games") for row in part), path
+        rows += part
+    assert all(isinstance(row["live"], bool) for row in rows)
+    kinds = kinds_by_game(rows)
+    assert len(kinds) == 600
+    check_games(rows)
+    assert {k[0] for k in kinds.values()} == SCORINGS and {k[1] for k in kinds.values()} == PRESSES
+    assert {k[2] for k in kinds.values()} == {True, False}
+
+
+def test_game_kinds_mix_of_generated_feeds(tmp_path):
+    write_feeds(tmp_path, games=5000, players=400, years=5, events=0, seed=13, chunk_games=2000)
+    rows, _ = read_feed(tmp_path, "games")
+    assert_mix(kinds_by_game(rows), tolerance=0.02)
+    assert_mix(kinds_by_game(list(synthetic_games(13, 5000, 400, dt.date(2015, 1, 1), dt.date(2020, 12, 31)))), 0.02)
+
+
+def test_game_kinds_mix_and_choice_of_game_rows():
+    rng = random.Random(7)
+    players = [f"a{i}" for i in range(7)]
+    rows = [row for g in range(2000) for row in game_rows(rng, f"x{g}", dt.date(2020, 5, 1), players)]
+    assert_mix(kinds_by_game(rows), tolerance=0.03)
+    chosen = game_rows(random.Random(1), "y", dt.date(2020, 5, 1), players, scoring="ppsc", press="gunboat", live=True)
+    assert {tuple(row[k] for k in GAME_KINDS) for row in chosen} == {("ppsc", "gunboat", True)}
+    with pytest.raises(ValueError):
+        game_rows(random.Random(1), "z", dt.date(2020, 5, 1), players, scoring="winner_takes_all")
+    with pytest.raises(ValueError):
+        game_rows(random.Random(1), "z", dt.date(2020, 5, 1), players, press="email")
+
+
+def test_same_seed_same_game_kinds(tmp_path):
+    args = dict(games=1500, players=200, years=4, events=0, chunk_games=700)
+    kinds = []
+    for folder, seed in (("a", 5), ("b", 5), ("c", 6)):
+        write_feeds(tmp_path / folder, seed=seed, **args)
+        kinds.append(kinds_by_game(read_feed(tmp_path / folder, "games")[0]))
+    assert kinds[0] == kinds[1] and kinds[0] != kinds[2]
+    sg = (17, 400, 60, dt.date(2018, 1, 1), dt.date(2020, 12, 31))
+    assert kinds_by_game(list(synthetic_games(*sg))) == kinds_by_game(list(synthetic_games(*sg)))
+    players = [f"a{i}" for i in range(7)]
+
+    def some_game_rows(seed: int) -> list[dict]:
+        rng = random.Random(seed)
+        return [row for g in range(200) for row in game_rows(rng, f"x{g}", dt.date(2020, 5, 1), players)]
+
+    assert kinds_by_game(some_game_rows(3)) == kinds_by_game(some_game_rows(3))
+
+
+def test_game_kinds_stream_leaves_the_other_columns_alone(monkeypatch):
+    gen = np.random.default_rng(np.random.SeedSequence(99).spawn(3)[2])
+    state, spawned = gen.bit_generator.state, gen.bit_generator.seed_seq.n_children_spawned
+    generator.game_kind_generator(gen)
+    assert gen.bit_generator.state == state and gen.bit_generator.seed_seq.n_children_spawned == spawned
+
+    def table():
+        gen = np.random.default_rng(99)
+        pool = generator.player_pool(gen, 150, 2019, 2021)
+        days = np.sort(gen.integers(17_900, 18_900, 800))
+        ids = pa.array([f"g{i:05d}" for i in range(800)])
+        return generator.games_table(gen, pool, days, ids, skill=gen.normal(0, 1, 150))
+
+    first = table()
+    monkeypatch.setattr(generator, "GAME_KIND_STREAM", generator.GAME_KIND_STREAM + 1)
+    second = table()
+    assert first.drop_columns(GAME_KINDS).equals(second.drop_columns(GAME_KINDS))
+    assert not first.select(GAME_KINDS).equals(second.select(GAME_KINDS))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,6 +53,24 @@ GOOD_LISTS = [
         "last_evaluated": "2019-11-02",
     },
     {"system": "diwz", "as_of": "2020-01-31", "player_id": "w2", "rating": 1600, "evaluations": 0},
+    {
+        "system": "ghost",
+        "as_of": "2020-01-31",
+        "player_id": "g1",
+        "category": "overall",
+        "rating": 134.2857,
+        "games": 9,
+        "last_game_date": "2020-01-20",
+    },
+    {
+        "system": "ghost",
+        "as_of": "2020-01-31",
+        "player_id": "g1",
+        "category": "gunboat",
+        "rating": 98.5,
+        "games": 2,
+        "last_game_date": "2019-12-03",
+    },
 ]
 
 
@@ -96,6 +114,11 @@ LIST_CASES = {
     ),
     "diwz_evaluated_undated": ([good("diwz", last_evaluated=None)], rules.DIWZ_EVALUATED_UNDATED),
     "diwz_unevaluated_dated": ([good("diwz", rating=1600, evaluations=0)], rules.DIWZ_UNEVALUATED_DATED),
+    "ghost_unknown_category": ([good("ghost", category="blitz")], rules.UNKNOWN_CATEGORY),
+    "club_row_with_a_category": ([good("club", category="gunboat")], rules.UNKNOWN_CATEGORY),
+    "ghost_rating_zero": ([good("ghost", rating=0)], rules.GHOST_RATING_NOT_POSITIVE),
+    "ghost_no_games": ([good("ghost", games=0)], rules.GHOST_GAMES_BELOW_ONE),
+    "ghost_without_last_game": ([good("ghost", last_game_date=None)], rules.MISSING_SYSTEM_VALUE),
     "rating_not_a_number": ([good("dip_pouch", rating="high")], "bad_type"),
     "no_player": ([good("club", player_id=None)], "missing_required_value"),
 }
@@ -130,10 +153,10 @@ def test_as_of_conflict_takes_the_whole_system(tmp_path):
     rows = GOOD_LISTS + [good("diwz", as_of="2019-12-31", last_evaluated="2019-11-02")]
     quarantine, counts, valid = validate_folder(make_raw(tmp_path / "raw", lists=rows))
     found = list_reasons(quarantine)
-    assert sorted(found) == ["diwz/bad", "diwz/w1", "diwz/w2"]
+    assert sorted(found) == ["diwz/overall/bad", "diwz/overall/w1", "diwz/overall/w2"]
     assert all(rules.AS_OF_DIFFERS in reasons for reasons in found.values())
-    assert sorted(valid["lists"]) == ["club", "dip_pouch", "eagle"]
-    assert counts["lists"].valid == 3 and counts["lists"].quarantined == 3
+    assert sorted(valid["lists"]) == ["club", "dip_pouch", "eagle", "ghost", "ghost"]
+    assert counts["lists"].valid == 5 and counts["lists"].quarantined == 3
 
 
 def test_the_good_lists_are_valid_in_every_format(tmp_path):
@@ -434,6 +457,21 @@ def listed_run(tmp_path_factory):
         ],
     )
     write_csv(
+        raw / "lists" / "ghost-1998-04.csv",
+        [
+            {
+                "system": "ghost",
+                "as_of": "1998-04-30",
+                "player_id": "spieler-1",
+                "category": category,
+                "rating": rating,
+                "games": games,
+                "last_game_date": "1998-04-01",
+            }
+            for category, rating, games in (("overall", 150.0, 10), ("classic", 120.0, 4))
+        ],
+    )
+    write_csv(
         raw / "lists" / "club-2019.csv",
         [{"system": "club", "as_of": "2019-12-31", "player_id": "c40", "player_name": "Cleo Forty", "rating": 40.0}],
     )
@@ -478,11 +516,12 @@ def test_run_continues_every_list(listed_run):
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "continuing published lists:" in out
-    lines = {line.split()[0]: line for line in out.split("continuing published lists:")[1].strip().splitlines()[:4]}
+    lines = {line.split()[0]: line for line in out.split("continuing published lists:")[1].strip().splitlines()[:5]}
     assert "first month 1998-05" in lines["diwz"] and "3 valid game rows on or before it" in lines["diwz"]
     assert "first month 1998-05" in lines["eagle"] and "3 valid game rows" in lines["eagle"]
     assert "first month 2020-01" in lines["club"] and "10 valid game rows" in lines["club"]
     assert "first month 2019-05" in lines["dip_pouch"] and "0 valid event results" in lines["dip_pouch"]
+    assert "first month 1998-05" in lines["ghost"] and "3 valid game rows" in lines["ghost"]
     assert not (warehouse / "rankings" / "diwz" / "year=1998" / "month=04").exists()
     assert not (warehouse / "rankings" / "club" / "year=1998").exists()
 
@@ -511,6 +550,16 @@ def test_dip_pouch_golden_from_its_list(listed_run):
     row = next(r for r in rankings(warehouse, "dip_pouch", "2019-05") if r["player_id"] == "p55")
     assert round(row["rating"], 3) == 60.019 and row["events"] == 5
     assert row["player_name"] == "Pat Fiftyfive"
+
+
+def test_ghost_continues_each_category_of_its_list(listed_run):
+    warehouse, _ = listed_run
+    table = {(r["category"], r["player_id"]): r for r in rankings(warehouse, "ghost", "1998-05")}
+    # A solo from 150 against six newcomers at 100: G = 750, so the winner gains 750 / 17.5 × (1 − 0.2).
+    assert round(table["overall", "spieler-1"]["rating"], 4) == 184.2857
+    assert table["overall", "spieler-1"]["games"] == 11
+    assert round(table["classic", "spieler-1"]["rating"], 4) == round(120 + 720 / 17.5 * (1 - 120 / 720), 4)
+    assert round(table["overall", "spieler-2"]["rating"], 4) == round(100 - 750 / 17.5 * 100 / 750, 4)
 
 
 def test_club_golden_from_its_list(listed_run):

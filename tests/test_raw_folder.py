@@ -22,7 +22,11 @@ EXPECTED = [
     ("games/pipe.csv", "not a regular file (named pipe); never opened"),
     ("scores", "not a feed folder (feeds: games, events, event_results, players, lists)"),
     ("notes.txt", "file outside the feed folders"),
-    ("games/dup.csv", "repeated column 'centres' (column 16) ignored; column 13 of that name is read"),
+    (
+        "games/dup.csv",
+        f"repeated column 'centres' (column {len(FEEDS['games'].column_names) + 1}) ignored; "
+        "column 13 of that name is read",
+    ),
     ("games/dup.csv", "columns not in the games feed, ignored: note"),
     ("games/dup.jsonl", "repeated key 'Centres' (first on line 1) ignored; the first key of that name is read"),
 ]

@@ -670,6 +670,7 @@ def test_html_page_in_headless_chromium(small, tmp_path, capsys):
 DOCS = REPO / "docs" / "DASHBOARDS.md"
 QUERIES = ("latest-table", "player-history", "player-ranks", "year-end", "national-ranking", "eagle-awards")
 QUALITY_QUERIES = ("quality-trailing", "quality-trailing-files")  # run by tests/test_report_quality.py
+GHOST_QUERIES = ("ghost-categories",)  # run by tests/test_ghost_pipeline.py
 RESULT_NAMES = {
     "latest-table": "latest_table",
     "player-history": "player_history",
@@ -780,7 +781,7 @@ def check_query(name: str, result, small: Path, values: dict[str, str]) -> None:
 
 def test_docs_duckdb_queries(small, doc_values):
     blocks = {block_name(code): code for code in doc_blocks("sql")}
-    assert set(blocks) == set(QUERIES) | set(QUALITY_QUERIES)
+    assert set(blocks) == set(QUERIES) | set(QUALITY_QUERIES) | set(GHOST_QUERIES)
     for name in QUERIES:
         result = duckdb.connect().sql(localise(blocks[name], doc_values)).to_arrow_table()
         check_query(name, result, small, doc_values)

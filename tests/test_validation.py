@@ -85,6 +85,11 @@ def validate_folder(raw: Path):
     return quarantine, counts, valid
 
 
+def every_power(**changes):
+    """The same changes for every power of the game (a game-level column)."""
+    return {row["power"]: changes for row in GOOD_GAME}
+
+
 GAME_CASES = {
     "two_solos": ({"France": {"result": "solo"}}, "not_one_solo_or_a_draw"),
     "one_member_draw": ({"England": {"result": "draw"}}, "not_one_solo_or_a_draw"),
@@ -114,6 +119,14 @@ GAME_CASES = {
     "survivor_without_centres": ({"France": {"centres": 0}}, "active_power_without_centres"),
     "zero_supply_centres": ({p: {"supply_centres": 0} for p in ("England", "France", "Germany")}, "bad_supply_centres"),
     "enormous_field": ({"France": {"player_name": "x" * 5000}}, "text_too_long"),
+    # The game modes of SPEC §3.6: one of the listed values, the same on every row of a game.
+    "unknown_scoring": (every_power(scoring="winner_takes_all"), "unknown_scoring"),
+    "scoring_in_capitals": (every_power(scoring="Draw_Size"), "unknown_scoring"),
+    "unknown_press": (every_power(press="no_press"), "unknown_press"),
+    "scoring_differs": ({"France": {"scoring": "sum_of_squares"}}, "game_fields_differ"),
+    "press_differs": ({"Germany": {"press": "gunboat"}}, "game_fields_differ"),
+    "live_differs": ({"France": {"live": True}}, "game_fields_differ"),
+    "live_not_a_flag": ({"France": {"live": "sometimes"}}, "bad_type"),
 }
 
 
@@ -413,7 +426,8 @@ def integer_case(feed: str, column: str, values: list) -> tuple[dict[str, list[d
         system, values_of_row = LIST_ROWS[column]
         good = {"system": system, "as_of": "2020-01-31", "player_id": "p_ok", **values_of_row}
         rows = [good] + [dict(good, player_id=f"p_bad{i}", **{column: v}) for i, v in enumerate(values)]
-        return {"lists": rows}, "lists", [(f"{system}/p_bad{i}", 1 + i) for i in range(len(values))]
+        # The lists' key: system, category (the default, overall, for these systems), player.
+        return {"lists": rows}, "lists", [(f"{system}/overall/p_bad{i}", 1 + i) for i in range(len(values))]
     results = GOOD_RESULTS + [{"event_id": "e_ok", "player_id": f"z{i}", "placement": v} for i, v in enumerate(values)]
     return (
         {"events": [GOOD_EVENT], "event_results": results},
@@ -536,6 +550,9 @@ def test_a_person_on_two_powers_is_found_exactly_whatever_the_hash_masks_say():
                    ALTER TABLE typed_games ADD COLUMN supply_centres BIGINT DEFAULT 34;
                    ALTER TABLE typed_games ADD COLUMN finished_on DATE DEFAULT DATE '2020-01-01';
                    ALTER TABLE typed_games ADD COLUMN rated BOOLEAN DEFAULT true;
+                   ALTER TABLE typed_games ADD COLUMN scoring VARCHAR DEFAULT 'draw_size';
+                   ALTER TABLE typed_games ADD COLUMN press VARCHAR DEFAULT 'full';
+                   ALTER TABLE typed_games ADD COLUMN live BOOLEAN DEFAULT false;
                    ALTER TABLE typed_games ADD COLUMN _replaced BOOLEAN DEFAULT false;
                    ALTER TABLE typed_games ADD COLUMN _source_file VARCHAR DEFAULT 'games/a.csv';
                    CREATE TABLE _scope AS SELECT DISTINCT game_id AS grp FROM typed_games;

@@ -5,6 +5,7 @@ import pytest
 from pipeline.definitions import build_definitions
 from pipeline.defs.tags import WAREHOUSE_TAG
 from pipeline.settings import Settings
+from pipeline.systems.registry import SYSTEM_NAMES
 
 
 @pytest.mark.parametrize(
@@ -29,11 +30,11 @@ def test_jobs_of_the_code_location_carry_the_canonical_location(tmp_path, monkey
     for defs in (relative, absolute):
         ingest = defs.resolve_job_def("ingest")
         assert ingest.tags == {WAREHOUSE_TAG: str(tmp_path / "wh")}
-        for system in ("dip_pouch", "club", "eagle", "diwz"):
+        for system in SYSTEM_NAMES:
             assert defs.resolve_job_def(f"{system}_job").tags == {WAREHOUSE_TAG: str(tmp_path / "wh")}
     # The schedule and the file sensor launch the ingest job; rate_after_ingest the rating jobs.
     assert relative.resolve_schedule_def("monthly_tables").job_name == "ingest"
     assert relative.resolve_sensor_def("new_raw_files").job_name == "ingest"
     assert {job.name for job in relative.resolve_sensor_def("rate_after_ingest").jobs} == {
-        f"{s}_job" for s in ("dip_pouch", "club", "eagle", "diwz")
+        f"{s}_job" for s in SYSTEM_NAMES
     }

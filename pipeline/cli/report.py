@@ -56,6 +56,11 @@ def add_report_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--player", metavar="ID", help="dip_pouch: also print this player's event history")
     parser.add_argument("--game", metavar="ID", help="diwz: also print this game's DiWZ evaluation table")
+    parser.add_argument(
+        "--category",
+        metavar="NAME",
+        help="ghost: the category to print (overall, classic, gunboat or live; default overall)",
+    )
     parser.add_argument("--top", type=whole_number(1), metavar="N", help="print only the first N rows of the ranking")
     parser.add_argument(
         "--html",
@@ -90,6 +95,7 @@ def command_report(args: argparse.Namespace, settings: Settings) -> int:
             args.month,
             player=args.player,
             game=args.game,
+            category=args.category,
             top=args.top,
             with_chart=args.html is not None,
         )

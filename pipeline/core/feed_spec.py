@@ -65,6 +65,11 @@ GAMES = Feed(
         FeedColumn("centres", "BIGINT", required=True),
         FeedColumn("eliminated_year", "BIGINT"),
         FeedColumn("multi_site", "BOOLEAN", default="false"),
+        # Game modes (SPEC §3.6): the scoring system, the press rules, and whether phases were
+        # shorter than an hour. A file without them reads as before.
+        FeedColumn("scoring", "VARCHAR", default="'draw_size'"),
+        FeedColumn("press", "VARCHAR", default="'full'"),
+        FeedColumn("live", "BOOLEAN", default="false"),
     ),
     key=("game_id", "power"),
 )
@@ -117,6 +122,9 @@ LISTS = Feed(
         FeedColumn("as_of", "DATE", required=True),
         FeedColumn("player_id", "VARCHAR", required=True),
         FeedColumn("player_name", "VARCHAR"),
+        # Ghost's lists, one per category; a key column, so every row has one (other systems' rows
+        # leave it at the default and are one list).
+        FeedColumn("category", "VARCHAR", default="'overall'"),
         FeedColumn("rating", "DOUBLE"),
         FeedColumn("events", "BIGINT"),
         FeedColumn("last_event_date", "DATE"),
@@ -126,7 +134,7 @@ LISTS = Feed(
         FeedColumn("evaluations", "BIGINT"),
         FeedColumn("last_evaluated", "DATE"),
     ),
-    key=("system", "player_id"),
+    key=("system", "category", "player_id"),
 )
 
 FEEDS: dict[str, Feed] = {f.name: f for f in (GAMES, EVENTS, EVENT_RESULTS, PLAYERS, LISTS)}

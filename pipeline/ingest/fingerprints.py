@@ -20,7 +20,7 @@ GAMES_SQL = """
 SELECT year(finished_on) AS year, month(finished_on) AS month, count(*) AS rows,
        bit_xor(hash(game_id, site, variant, supply_centres, finished_on, rated, power, player_id,
                     player_name, original_player_id, replacement_denies, result, centres, eliminated_year,
-                    multi_site)) AS hash
+                    multi_site, scoring, press, live)) AS hash
 FROM games {where} GROUP BY 1, 2 ORDER BY 1, 2
 """
 # The range first (parameters: its first and last day) lets DuckDB skip the row groups of other months.

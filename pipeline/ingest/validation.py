@@ -189,7 +189,9 @@ def game_facts_sql() -> str:
                coalesce(min(variant) = max(variant) AND min(supply_centres) = max(supply_centres)
                         AND min(finished_on) = max(finished_on)
                         AND min(CAST(rated AS INTEGER)) = max(CAST(rated AS INTEGER))
-                        AND min(CAST(multi_site AS INTEGER)) = max(CAST(multi_site AS INTEGER)), true) AS _fields_agree,
+                        AND min(CAST(multi_site AS INTEGER)) = max(CAST(multi_site AS INTEGER))
+                        AND min(scoring) = max(scoring) AND min(press) = max(press)
+                        AND min(CAST(live AS INTEGER)) = max(CAST(live AS INTEGER)), true) AS _fields_agree,
                NOT ({surely_distinct}) AS _ids_unsettled,
                false AS _player_conflict
         FROM (SELECT *, CASE WHEN player_id IS NOT NULL THEN hash(player_id) END AS _holder_hash,

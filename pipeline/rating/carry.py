@@ -50,6 +50,15 @@ class Carry:
         # was looked up in: an id is hashed into the registry once, when first numbered.
         self._registry: RegistryNames | None = None
         self._registry_rows = np.zeros(0, dtype=np.int64)
+        # A system with several lists (its `list_column`) carries ranks, ratings and peaks per
+        # list, in a Carry of each; names stay in this one.
+        self.lists: dict[str, Carry] = {}
+
+    def of_list(self, name: str) -> "Carry":
+        """The carry of one of the system's lists."""
+        if name not in self.lists:
+            self.lists[name] = Carry()
+        return self.lists[name]
 
     def registry_rows(self, registry: "RegistryNames", numbers: np.ndarray) -> np.ndarray:
         """The registry row of each numbered player (-1 where the registry has no name)."""
@@ -63,7 +72,9 @@ class Carry:
 
     def encode(self) -> dict:
         n = self.numbers.count
+        lists = {"lists": {name: carry.encode() for name, carry in sorted(self.lists.items())}} if self.lists else {}
         return {
+            **lists,
             "players": pa.Table.from_arrays(
                 [
                     self.numbers.ids(),
@@ -73,12 +84,14 @@ class Carry:
                     self.names,
                 ],
                 schema=SEEN,
-            )
+            ),
         }
 
     @classmethod
     def decode(cls, data: dict) -> "Carry":
-        return cls(data["players"])
+        carry = cls(data["players"])
+        carry.lists = {name: cls.decode(encoded) for name, encoded in data.get("lists", {}).items()}
+        return carry
 
     def numbered(self, ids: pa.Array) -> np.ndarray:
         """The ids' numbers, with room in every column for players not seen before."""
@@ -160,16 +173,41 @@ def note_names(carry: Carry, results: pa.Table) -> None:
 def finalize_rankings(
     system: RatingSystem, month: Month, out: MonthOutput, carry: Carry, registry: RegistryNames
 ) -> pa.Table:
-    """The month's table with the common columns (SPEC §4) in front; advances the carry."""
+    """The month's table with the common columns (SPEC §4) in front; advances the carry. A
+    system with a `list_column` has each list's rank change and peak carried apart."""
+    if system.list_column is None:
+        return _finalized(system, month, out.table, carry, carry, registry)
     table = out.table
+    lists = table[system.list_column].combine_chunks()
+    present = pc.unique(lists).to_pylist()  # the lists in the system's order
+    parts = [
+        _finalized(system, month, table.filter(pc.equal(lists, value)), carry, carry.of_list(value), registry)
+        for value in present
+    ]
+    # A list without a player this month still advances: next month nobody has a previous rank in it.
+    for value in sorted(set(carry.lists) - set(present)):
+        _finalized(system, month, table.slice(0, 0), carry, carry.of_list(value), registry)
+    return (
+        pa.concat_tables(parts).combine_chunks()
+        if parts
+        else _finalized(system, month, table, carry, Carry(), registry)
+    )
+
+
+def _finalized(
+    system: RatingSystem, month: Month, table: pa.Table, names: Carry, carry: Carry, registry: RegistryNames
+) -> pa.Table:
+    """One list of the month with the common columns: names from `names`, the rank change and
+    peak from `carry`, which advances."""
     if not in_rank_order(table):
         table = table.sort_by([("rank", "ascending"), ("player_id", "ascending")])
     n = table.num_rows
     rank = table["rank"].cast(pa.int64()).combine_chunks()
     rating = table["rating"].cast(pa.float64()).combine_chunks()
     ids = table["player_id"].cast(pa.string()).combine_chunks()
-    numbers = carry.numbered(ids)
-    name = pc.coalesce(registry.named(carry.registry_rows(registry, numbers)), carry.names.take(pa.array(numbers)))
+    named = names.numbered(ids)
+    name = pc.coalesce(registry.named(names.registry_rows(registry, named)), names.names.take(pa.array(named)))
+    numbers = named if carry is names else carry.numbered(ids)
     rank_change, rating_change, peak, given = carried_columns(
         numbers,
         *_with_validity(rank, np.int64),

@@ -19,7 +19,7 @@ HISTORY_AGREES = "history_agrees_with_table"
 
 CHECK_DESCRIPTIONS = {
     RANKS_CONTIGUOUS: "Ranks start at 1 and follow the system's tie rule (shared 1-2-2-4, or unique 1..n).",
-    ONE_ROW_PER_PLAYER: "Each player appears at most once in each month's table.",
+    ONE_ROW_PER_PLAYER: "Each player appears at most once in each month's table (in each of its lists).",
     RATING_IN_RANGE: "Every rating lies in the system's plausible range.",
     HISTORY_AGREES: "A listed player's last rating_after of the month equals the table's rating.",
 }
@@ -51,19 +51,22 @@ def check_tables(system: RatingSystem, rankings: pa.Table, history: pa.Table) ->
     con = scratch()
     try:
         con.register("r", rankings)
+        # A month's table is one list, or one per value of the system's list column (an
+        # identifier of the system's own, never data).
+        lists = "as_of" if system.list_column is None else f'as_of, "{system.list_column}"'
         expected_rank = (
-            "rank() OVER (PARTITION BY as_of ORDER BY rating DESC)"
+            f"rank() OVER (PARTITION BY {lists} ORDER BY rating DESC)"
             if system.ties_share_rank
-            else "row_number() OVER (PARTITION BY as_of ORDER BY rank, player_id)"
+            else f"row_number() OVER (PARTITION BY {lists} ORDER BY rank, player_id)"
         )
         queries = {
             RANKS_CONTIGUOUS: (
-                f"SELECT as_of, player_id, rank FROM "
+                f"SELECT {lists}, player_id, rank FROM "
                 f"(SELECT *, {expected_rank} AS expected FROM r) WHERE rank <> expected ORDER BY ALL",
                 [],
             ),
             ONE_ROW_PER_PLAYER: (
-                "SELECT as_of, player_id, count(*) FROM r GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY ALL",
+                f"SELECT {lists}, player_id, count(*) FROM r GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL",
                 [],
             ),
             RATING_IN_RANGE: (
@@ -83,10 +86,11 @@ def check_tables(system: RatingSystem, rankings: pa.Table, history: pa.Table) ->
             # Row order within a month is time order: the last row of a player is the latest.
             con.register("h", history.append_column("_row", pa.array(np.arange(history.num_rows, dtype=np.int64))))
             failing = con.execute(
-                """WITH last AS (
-                     SELECT player_id, last_day(source_date) AS as_of, arg_max(rating_after, _row) AS after
-                     FROM h WHERE rating_after IS NOT NULL GROUP BY 1, 2)
-                   SELECT r.as_of, r.player_id, r.rating, last.after FROM r JOIN last USING (player_id, as_of)
+                f"""WITH last AS (
+                     SELECT {lists}, player_id, arg_max(rating_after, _row) AS after
+                     FROM (SELECT *, last_day(source_date) AS as_of FROM h)
+                     WHERE rating_after IS NOT NULL GROUP BY ALL)
+                   SELECT {lists}, player_id, r.rating, last.after FROM r JOIN last USING ({lists}, player_id)
                    WHERE abs(r.rating - last.after) > 1e-9 ORDER BY ALL"""
             ).fetchall()
             outcomes.append(

@@ -20,7 +20,7 @@ RESPONSIBLE_PLAYER_SQL = (
 GAMES_SQL = f"""
 SELECT game_id, site, variant, supply_centres, finished_on, rated, power, player_id, player_name,
        original_player_id, replacement_denies, result, centres, eliminated_year, multi_site,
-       {RESPONSIBLE_PLAYER_SQL} AS responsible_player_id
+       scoring, press, live, {RESPONSIBLE_PLAYER_SQL} AS responsible_player_id
 FROM read_parquet(?)
 WHERE finished_on BETWEEN ? AND ?
 """

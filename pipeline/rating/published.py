@@ -13,18 +13,21 @@ from pipeline.core.feed_spec import LISTS, recent_points_sql
 from pipeline.core.months import Month
 from pipeline.systems.base import PublishedList
 from pipeline.warehouse.store import Warehouse, file_location
-from schemas.lists import SYSTEM_COLUMNS
+from schemas.lists import SYSTEM_CATEGORIES, SYSTEM_COLUMNS
 
-# The columns a system's list rows carry beyond player_id and player_name, in the order read.
+# The columns a system's list rows carry beyond player_id and player_name (and the category, for
+# a system with several lists), in the order read.
 LIST_SQL = {
     system: "SELECT player_id, player_name, "
+    + ("category, " if system in SYSTEM_CATEGORIES else "")
     + ", ".join(f"{recent_points_sql(c)} AS {c}" if c == "recent_points" else c for c in columns)
     + ", as_of FROM read_parquet(?) WHERE system = ? ORDER BY player_id"
+    + (", category" if system in SYSTEM_CATEGORIES else "")
     for system, columns in SYSTEM_COLUMNS.items()
 }
-STARTS_SQL = "SELECT system, min(as_of), count(*) FROM read_parquet(?) GROUP BY 1 ORDER BY 1"
+STARTS_SQL = "SELECT system, min(as_of), count(DISTINCT player_id) FROM read_parquet(?) GROUP BY 1 ORDER BY 1"
 FINGERPRINT_SQL = (
-    "SELECT count(*), bit_xor(hash(as_of, player_id, player_name, rating, events, last_event_date, "
+    "SELECT count(*), bit_xor(hash(as_of, player_id, player_name, category, rating, events, last_event_date, "
     "recent_points, games, last_game_date, evaluations, last_evaluated)) "
     "FROM read_parquet(?) WHERE system = ?"
 )

@@ -91,15 +91,19 @@ MONTH_INDEX = "(year({0}) * 12 + month({0}) - 1)"
 # of the table before the month (the newcomer's value when it does not list the player).
 RATED_ROWS_SQL = {
     "games": "SELECT ? AS system, {month} AS m, h.source_id, h.player_id, {rating} AS rating, o.outcome "
-    "FROM read_parquet(?) h LEFT JOIN game_outcomes o USING (source_id, player_id) {previous}",
+    "FROM {history} h LEFT JOIN game_outcomes o USING (source_id, player_id) {previous}",
     # An event's outcome: the lower placement is the better one.
     "events": "SELECT ? AS system, {month} AS m, h.source_id, h.player_id, {rating} AS rating, "
-    "-h.placement AS outcome FROM read_parquet(?) h {previous}",
+    "-h.placement AS outcome FROM {history} h {previous}",
 }
 PREVIOUS_TABLE_SQL = (
-    f"LEFT JOIN (SELECT player_id, rating, {MONTH_INDEX.format('as_of')} + 1 AS m FROM read_parquet(?)) r "
+    f"LEFT JOIN (SELECT player_id, rating, {MONTH_INDEX.format('as_of')} + 1 AS m FROM {{tables}}) r "
     f"ON r.player_id = h.player_id AND r.m = {MONTH_INDEX.format('h.source_date')}"
 )
+# A system's files, or the rows of the list it is scored on (the list column is the system's
+# own identifier; the list's name is a parameter).
+FILES_SQL = "read_parquet(?)"
+LIST_SQL = '(SELECT * FROM read_parquet(?) WHERE "{column}" = ?)'
 # One system's rated rows gathered per game or event (a row without an outcome is a history row
 # the validated games do not hold, see `scored_sources`).
 SOURCES_SQL = (
@@ -236,12 +240,15 @@ def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Mont
             tables = [
                 file_location(warehouse.rankings(name, m.previous())) for m in window if m.previous() in months[name]
             ]
+            files = FILES_SQL if cls.list_column is None else LIST_SQL.format(column=cls.list_column)
             rated = RATED_ROWS_SQL[cls.feed].format(
                 month=MONTH_INDEX.format("h.source_date"),
                 rating="coalesce(r.rating, ?)" if tables else "?::DOUBLE",
-                previous=PREVIOUS_TABLE_SQL if tables else "",
+                history=files,
+                previous=PREVIOUS_TABLE_SQL.format(tables=files) if tables else "",
             )
-            parameters = [name, cls.newcomer_rating, history, *([tables] if tables else [])]
+            listed = [] if cls.list_column is None else [cls.lists[0]]
+            parameters = [name, cls.newcomer_rating, history, *listed, *([tables, *listed] if tables else [])]
             scored.append(scored_sources(con.sql(SOURCES_SQL.format(rated=rated), params=parameters).to_arrow_table()))
         con.register("scored", pa.concat_tables(scored) if scored else SCORED_COLUMNS.empty_table())
         calendar = pa.table(

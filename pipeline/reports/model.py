@@ -44,7 +44,7 @@ from pipeline.reports.cells import (
 from pipeline.settings import ENV_WAREHOUSE_DIR
 from pipeline.systems.diwz.finish import finish_keys, pairwise_score
 from pipeline.systems.games import games_from_rows, responsible_player
-from pipeline.systems.registry import SYSTEM_NAMES
+from pipeline.systems.registry import SYSTEM_NAMES, system_class
 from pipeline.warehouse.store import Warehouse, is_local, read_parquet
 
 CHART_PLAYERS = 10
@@ -54,9 +54,16 @@ TITLES = {
     "diwz": "DiWZ-Liste",
     "dip_pouch": "Dip Pouch Tournament Rating: international ranking",
     "club": "Club rankings",
+    "ghost": "Ghost Ratings",
 }
 # What the rating is called on each system's chart axis.
-RATING_LABELS = {"eagle": "Eagle points", "diwz": "DiWZ", "dip_pouch": "Dip Pouch rating", "club": "Club rating"}
+RATING_LABELS = {
+    "eagle": "Eagle points",
+    "diwz": "DiWZ",
+    "dip_pouch": "Dip Pouch rating",
+    "club": "Club rating",
+    "ghost": "Ghost Rating",
+}
 
 AWARD_TITLES = {
     "player_of_the_month": "Player of the Month",
@@ -417,7 +424,44 @@ def club_ranking(rows: list[dict], month: Month) -> Section:
     return Section("ranking", f"Club rankings {month.year}, {month_name(month)}", columns, body, before=[note])
 
 
-RANKING_SECTIONS = {"eagle": eagle_ranking, "diwz": diwz_ranking, "dip_pouch": dip_pouch_ranking, "club": club_ranking}
+def ghost_ranking(rows: list[dict], month: Month, category: str = "overall") -> Section:
+    """A Ghost Ratings category as webDiplomacy lists it: rank, name, rating, peak, games."""
+    columns = [
+        Column("Rank", "right"),
+        Column("Name", css="name"),
+        Column("GR", "right"),
+        Column("Peak", "right"),
+        Column("Games", "right"),
+    ]
+    body = [
+        Row(
+            [
+                str(r["rank"]),
+                player_name(r),
+                decimal_text(r["rating"]),
+                decimal_text(r["peak_rating"]),
+                str(r["games"]),
+            ],
+            r["player_id"],
+        )
+        for r in rows
+    ]
+    note = (
+        f"Players with a game counted in {category} in the six months to {month.last_day.isoformat()}; "
+        "everyone starts at 100."
+    )
+    return Section(
+        "ranking", f"Ghost Ratings, {category.capitalize()}, {month_name(month)}", columns, body, before=[note]
+    )
+
+
+RANKING_SECTIONS = {
+    "eagle": eagle_ranking,
+    "diwz": diwz_ranking,
+    "dip_pouch": dip_pouch_ranking,
+    "club": club_ranking,
+    "ghost": ghost_ranking,
+}
 
 
 def dip_pouch_player_history(
@@ -657,6 +701,7 @@ def build_report(
     *,
     player: str | None = None,
     game: str | None = None,
+    category: str | None = None,
     top: int | None = None,
     with_chart: bool = True,
 ) -> Report:
@@ -667,6 +712,9 @@ def build_report(
         raise ReportError(f"--player shows a Dip Pouch history: use it with dip_pouch, not {system}")
     if game is not None and system != "diwz":
         raise ReportError(f"--game shows a DiWZ evaluation: use it with diwz, not {system}")
+    lists = None if system == QUALITY else system_class(system).list_column
+    if category is not None and lists is None:
+        raise ReportError(f"--category chooses one of a system's lists: {system} has one list")
     if top is not None and top < 1:
         raise ReportError(f"--top must be at least 1, not {top}")
     if not warehouse.root.is_dir():
@@ -683,8 +731,16 @@ def build_report(
         raise ReportError(f"no {system} snapshot for {month}; months with snapshots: {month_ranges(months)}")
 
     rows = read_rows(warehouse.rankings(system, month))
+    shown_list = None
+    if lists is not None:
+        known = system_class(system).lists
+        if category is not None and category not in known:
+            raise ReportError(f"unknown {lists} {category!r} of {system}; choose from {', '.join(known)}")
+        shown_list = category or known[0]
+        rows = [r for r in rows if r[lists] == shown_list]
     names = NameBook(warehouse, feed_of(system))
-    sections = [RANKING_SECTIONS[system](rows[:top] if top else rows, month)]
+    in_list: dict[str, str] = {} if lists is None or shown_list is None else {lists: shown_list}
+    sections = [RANKING_SECTIONS[system](rows[:top] if top else rows, month, **in_list)]
     if top and len(rows) > top:
         sections[0].after.append(f"… {len(rows) - top} more listed")
     if system == "eagle":
@@ -698,30 +754,37 @@ def build_report(
         sections.append(dip_pouch_player_history(warehouse, player, month, names, {r["player_id"]: r for r in rows}))
     if game is not None:
         sections.append(diwz_evaluation(warehouse, game, names))
-    chart = top_players_chart(warehouse, system, [m for m in months if m <= month], rows) if with_chart else None
+    chart = (
+        top_players_chart(warehouse, system, [m for m in months if m <= month], rows, shown_list)
+        if with_chart
+        else None
+    )
     quality = quality_chart(warehouse, month) if with_chart else None
     return Report(system, month, sections[0].title, TITLES[system], sections, chart, quality)
 
 
-def top_players_chart(warehouse: Warehouse, system: str, months: list[Month], rows: list[dict]) -> Chart:
-    """The month-end ratings, over the given months, of the first players of a month's table."""
+def top_players_chart(
+    warehouse: Warehouse, system: str, months: list[Month], rows: list[dict], shown_list: str | None = None
+) -> Chart:
+    """The month-end ratings, over the given months, of the first players of a month's table
+    (of one of its lists, for a system with several)."""
     players = [(r["player_id"], player_name(r)) for r in rows[:CHART_PLAYERS]]
-    series = rating_series(warehouse, system, months, [pid for pid, _ in players])
+    series = rating_series(warehouse, system, months, [pid for pid, _ in players], shown_list)
     return Chart(RATING_LABELS[system], players, series)
 
 
 def rating_series(
-    warehouse: Warehouse, system: str, months: Iterable[Month], ids: list[str]
+    warehouse: Warehouse, system: str, months: Iterable[Month], ids: list[str], shown_list: str | None = None
 ) -> dict[str, list[tuple[Month, float]]]:
-    """Month-end ratings of the given players in the given months' tables, oldest first."""
+    """Month-end ratings of the given players in the given months' tables (in one of their
+    lists, for a system with several), oldest first."""
     series: dict[str, list[tuple[Month, float]]] = {pid: [] for pid in ids}
     if not ids:
         return series
-    table = read_filtered(
-        (warehouse.rankings(system, m) for m in months),
-        pc.field("player_id").isin(ids),
-        ["as_of", "player_id", "rating"],
-    )
+    wanted = pc.field("player_id").isin(ids)
+    if shown_list is not None:
+        wanted = wanted & (pc.field(system_class(system).list_column) == shown_list)
+    table = read_filtered((warehouse.rankings(system, m) for m in months), wanted, ["as_of", "player_id", "rating"])
     if table is None:
         return series
     for row in sorted(table.to_pylist(), key=lambda r: r["as_of"]):

@@ -11,7 +11,8 @@ Two layers:
 
 What the generator models: 7-power standard games (plus a few variants with their own powers
 and supply-centre totals), solos, draws of 2 to 5, simultaneous eliminations, survivors,
-anarchies, replacements (some declining responsibility), unrated games; players who join,
+anarchies, replacements (some declining responsibility), unrated games, each game's scoring
+system, press and live play (SPEC §3.6, from a random stream of their own); players who join,
 leave for 2 to 8 years and return; face-to-face events of 10 to 80 players with shared places,
 one- and multi-round, world and continental championships, results lists that sometimes cover
 only the top of the field; and a players registry with countries and Unicode names.
@@ -32,6 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.feed_spec import FEEDS
+from schemas.games import PRESS_KINDS as PRESSES
+from schemas.games import SCORINGS
 
 # --------------------------------------------------------------------------------------------
 # Feed columns (SPEC §2), in file order
@@ -86,6 +89,13 @@ SKILL_NOISE = 1.0
 DRAW_SIZES, DRAW_SIZE_SHARES = (2, 3, 4, 5), (0.30, 0.36, 0.23, 0.11)
 REPLACEMENT_RATE = 0.04  # per power
 DENY_RATE = 0.3  # per replacement
+# Share of games with each scoring system, each kind of press, and played live (SPEC §3.6).
+SCORING_SHARES = (0.75, 0.15, 0.06, 0.04)  # of SCORINGS: draw_size, sum_of_squares, ppsc, unranked
+PRESS_SHARES = (0.70, 0.08, 0.04, 0.18)  # of PRESSES: full, rulebook, public, gunboat
+LIVE_RATE = 0.10
+# Spawn key of the stream the game-level columns are drawn from: a child of the generator's seed
+# that SeedSequence.spawn never hands out (it counts from 0), so no other column changes.
+GAME_KIND_STREAM = 0x6B696E64
 
 # --------------------------------------------------------------------------------------------
 # Names and places
@@ -737,6 +747,24 @@ def replacements(
     return holder, original, denies
 
 
+def game_kind_generator(gen: np.random.Generator) -> np.random.Generator:
+    """The generator of the game-level columns for a table drawn with gen: seeded from gen's own
+    SeedSequence under GAME_KIND_STREAM, without drawing from gen or spawning from its seed."""
+    seq = gen.bit_generator.seed_seq
+    if not isinstance(seq, np.random.SeedSequence):
+        raise ValueError("the generator must be seeded from a SeedSequence (np.random.default_rng(seed))")
+    child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, GAME_KIND_STREAM), pool_size=seq.pool_size)
+    return np.random.default_rng(child)
+
+
+def game_kinds(gen: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scoring system and press (indices into SCORINGS and PRESSES) and live play of n games."""
+    scoring = gen.choice(len(SCORINGS), size=n, p=SCORING_SHARES)
+    press = gen.choice(len(PRESSES), size=n, p=PRESS_SHARES)
+    live = gen.random(n) < LIVE_RATE
+    return scoring, press, live
+
+
 def _pick_variants(gen: np.random.Generator, n: int, variants: Sequence[Variant]) -> np.ndarray:
     share = np.array([v.share for v in variants], dtype=float)
     return gen.choice(len(variants), size=n, p=share / share.sum())
@@ -762,11 +790,13 @@ def games_table(
     days: finishing day of each game, as days since 1970-01-01. unrated_rate, when given,
     replaces the variants' own shares of unrated games. skill, when given (one value per player
     of the pool), makes the better players take the better results (`seats_by_skill`); without
-    it, results fall to the seats at random.
+    it, results fall to the seats at random. Each game's scoring, press and live play come from
+    `game_kind_generator(gen)`, so the other columns are what they would be without them.
     """
     n = len(days)
     if n == 0:
         return GAMES_SCHEMA.empty_table()
+    scoring, press, live = game_kinds(game_kind_generator(gen), n)
     years = _years_of(np.asarray(days))
     vchoice = _pick_variants(gen, n, variants)
     power_names: list[str] = []
@@ -818,25 +848,26 @@ def games_table(
     name = _null_where(name, (gen.random(rows) < name_missing_rate) & pool.in_registry[holder])
     vnames = pa.array([v.name for v in variants], pa.string())
     vsc = np.array([v.supply_centres for v in variants], dtype=np.int64)
-    return pa.table(
-        [
-            game_ids.take(pa.array(game)),
-            pa.array(list(sites), pa.string()).take(pa.array(site_code[game])),
-            vnames.take(pa.array(vchoice[game])),
-            pa.array(vsc[vchoice[game]]),
-            pa.array(np.asarray(days, dtype=np.int32)[game], pa.date32()),
-            pa.array(~unrated[game]),
-            pa.array(power_names, pa.string()).take(pa.array(power)),
-            pool.ids.take(pa.array(holder)),
-            name,
-            pool.ids.take(pa.array(original, mask=original < 0)),
-            pa.array(denies),
-            pa.array(RESULTS, pa.string()).take(pa.array(result)),
-            pa.array(centres.astype(np.int64)),
-            pa.array(elim.astype(np.int64), mask=elim < 0),
-        ],
-        schema=GAMES_SCHEMA,
-    )
+    columns = {
+        "game_id": game_ids.take(pa.array(game)),
+        "site": pa.array(list(sites), pa.string()).take(pa.array(site_code[game])),
+        "variant": vnames.take(pa.array(vchoice[game])),
+        "supply_centres": pa.array(vsc[vchoice[game]]),
+        "finished_on": pa.array(np.asarray(days, dtype=np.int32)[game], pa.date32()),
+        "rated": pa.array(~unrated[game]),
+        "power": pa.array(power_names, pa.string()).take(pa.array(power)),
+        "player_id": pool.ids.take(pa.array(holder)),
+        "player_name": name,
+        "original_player_id": pool.ids.take(pa.array(original, mask=original < 0)),
+        "replacement_denies": pa.array(denies),
+        "result": pa.array(RESULTS, pa.string()).take(pa.array(result)),
+        "centres": pa.array(centres.astype(np.int64)),
+        "eliminated_year": pa.array(elim.astype(np.int64), mask=elim < 0),
+        "scoring": pa.array(SCORINGS, pa.string()).take(pa.array(scoring[game])),
+        "press": pa.array(PRESSES, pa.string()).take(pa.array(press[game])),
+        "live": pa.array(live[game]),
+    }
+    return pa.table([columns[f.name] for f in GAMES_SCHEMA], schema=GAMES_SCHEMA)
 
 
 def game_days(
@@ -1141,17 +1172,31 @@ def game_rows(
     rated: bool = True,
     replacement_rate: float = 0.05,
     substitutes: list[str] | None = None,
+    scoring: str | None = None,
+    press: str | None = None,
+    live: bool | None = None,
 ) -> list[dict]:
     """One valid finished game: one row per power (in map order), with a solo or a draw of 2–5.
 
     players[i] starts power i; with substitutes, some powers end in a substitute's hands
     (original_player_id set, some with replacement_denies). Only substitutes not in the game
-    are used, and each at most once.
+    are used, and each at most once. scoring, press and live, when not given, are drawn with
+    the shares of `game_kinds` (from a stream of their own, as in `games_table`).
     """
     k = len(players)
     if len(set(players)) != k:
         raise ValueError("a player holds at most one power")
+    if scoring is not None and scoring not in SCORINGS:
+        raise ValueError(f"scoring {scoring!r} is not one of {', '.join(SCORINGS)}")
+    if press is not None and press not in PRESSES:
+        raise ValueError(f"press {press!r} is not one of {', '.join(PRESSES)}")
     gen = np.random.default_rng(rng.getrandbits(64))
+    drawn_scoring, drawn_press, drawn_live = game_kinds(game_kind_generator(gen), 1)
+    kind = {
+        "scoring": SCORINGS[drawn_scoring[0]] if scoring is None else scoring,
+        "press": PRESSES[drawn_press[0]] if press is None else press,
+        "live": bool(drawn_live[0]) if live is None else bool(live),
+    }
     result, centres, elim = outcomes(gen, 1, k, supply_centres)
     free = [p for p in dict.fromkeys(substitutes or []) if p not in set(players)]
     ids = list(players) + free
@@ -1168,24 +1213,24 @@ def game_rows(
     rows = []
     for i in range(k):
         pid = ids[holder[0, i]]
-        rows.append(
-            {
-                "game_id": game_id,
-                "site": "synthetic",
-                "variant": variant,
-                "supply_centres": supply_centres,
-                "finished_on": finished_on,
-                "rated": rated,
-                "power": names[i],
-                "player_id": pid,
-                "player_name": f"Player {pid}",
-                "original_player_id": ids[original[0, i]] if original[0, i] >= 0 else None,
-                "replacement_denies": bool(denies[0, i]),
-                "result": RESULTS[result[0, i]],
-                "centres": int(centres[0, i]),
-                "eliminated_year": int(elim[0, i]) if elim[0, i] >= 0 else None,
-            }
-        )
+        row = {
+            "game_id": game_id,
+            "site": "synthetic",
+            "variant": variant,
+            "supply_centres": supply_centres,
+            "finished_on": finished_on,
+            "rated": rated,
+            "power": names[i],
+            "player_id": pid,
+            "player_name": f"Player {pid}",
+            "original_player_id": ids[original[0, i]] if original[0, i] >= 0 else None,
+            "replacement_denies": bool(denies[0, i]),
+            "result": RESULTS[result[0, i]],
+            "centres": int(centres[0, i]),
+            "eliminated_year": int(elim[0, i]) if elim[0, i] >= 0 else None,
+            **kind,
+        }
+        rows.append({f.name: row[f.name] for f in GAMES_SCHEMA})
     return rows
 
 

@@ -59,7 +59,8 @@ class MonthOutput:
     """What a system returns for one month.
 
     table: the listed players in rank order, columns `rank`, `player_id`, `rating` (float64)
-      followed by the system's own columns (exactly those of its rankings model, in order).
+      followed by the system's own columns (exactly those of its rankings model, in order); a
+      system with a `list_column` gives its lists one after another, each in rank order.
       The shared writer adds system, as_of, player_name, rank_change, rating_change, peak_rating.
     history: columns `source_id`, `source_date`, `player_id`, `rating_before`, `rating_after`
       followed by the system's own history columns; the writer adds `system`.
@@ -82,6 +83,12 @@ class RatingSystem(Protocol):
     ties_share_rank: ClassVar[bool]  # True: 1-2-2-4 on equal ratings; False: order breaks ties
     rating_bounds: ClassVar[tuple[float | None, float | None]]  # plausible range, checked on every output
     newcomer_rating: ClassVar[float]  # a player the previous month's table does not list, for quality (SPEC §3.5)
+    # The column that divides a month's table into lists ranked apart (Ghost's `category`), each
+    # with its own rank change and peak; None for a system with one list.
+    list_column: ClassVar[str | None]
+    # Its lists by name, the main one first: the list the run summary shows and predictive
+    # quality scores (SPEC §3.5); empty for a system with one list.
+    lists: ClassVar[tuple[str, ...]]
     extras: ClassVar[tuple[str, ...]]  # names of extra outputs, e.g. ("awards",)
     rankings_model: ClassVar[type]  # Pandera model (schemas/<system>.py) of the rankings table
     history_model: ClassVar[type]  # Pandera model of the history table

@@ -149,6 +149,9 @@ def rows_to_table(rows: list[dict]) -> pa.Table:
             "replacement_denies": False,
             "eliminated_year": None,
             "multi_site": False,
+            "scoring": "draw_size",
+            "press": "full",
+            "live": False,
         }
         r.update(row)
         if isinstance(r["finished_on"], str):

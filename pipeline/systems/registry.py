@@ -18,6 +18,7 @@ SYSTEMS: dict[str, tuple[str, dict[str, str]]] = {
         {"variants": "eagle_variants", "positions": "eagle_positions"},
     ),
     "diwz": ("pipeline.systems.diwz.rules:DiWZ", {"newcomers": "diwz_newcomers"}),
+    "ghost": ("pipeline.systems.ghost.rules:GhostRating", {}),
 }
 
 SYSTEM_NAMES = tuple(SYSTEMS)

@@ -225,6 +225,8 @@ class ClubRating:
         0.0,
         None,
     )  # no upper bound: win points grow with volume
+    list_column: ClassVar[str | None] = None  # one list
+    lists: ClassVar[tuple[str, ...]] = ()
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = ClubRankings
     history_model: ClassVar[type] = ClubHistory

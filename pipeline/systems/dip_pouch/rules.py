@@ -135,6 +135,8 @@ class DipPouch:
     # The pre-month rating of a player the previous table does not list (SPEC §3.5).
     newcomer_rating: ClassVar[float] = 40.0
     rating_bounds: ClassVar[tuple[float | None, float | None]] = (0.0, 100.0)  # a weighted mean of percentiles
+    list_column: ClassVar[str | None] = None  # one list
+    lists: ClassVar[tuple[str, ...]] = ()
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = DipPouchRankings
     history_model: ClassVar[type] = DipPouchHistory

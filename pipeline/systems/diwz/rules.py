@@ -362,6 +362,8 @@ class DiWZ:
         100.0,
         3500.0,
     )  # plausible Elo-style numbers; outside means a defect
+    list_column: ClassVar[str | None] = None  # one list
+    lists: ClassVar[tuple[str, ...]] = ()
     extras: ClassVar[tuple[str, ...]] = ()
     rankings_model: ClassVar[type] = DiWZRankings
     history_model: ClassVar[type] = DiWZHistory

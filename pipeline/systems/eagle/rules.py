@@ -372,6 +372,8 @@ class EaglePoints:
         0.0,
         140.0,
     )  # ten games of at most 14 points (standard board)
+    list_column: ClassVar[str | None] = None  # one list
+    lists: ClassVar[tuple[str, ...]] = ()
     extras: ClassVar[tuple[str, ...]] = ("awards",)
     rankings_model: ClassVar[type] = EagleRankings
     history_model: ClassVar[type] = EagleHistory

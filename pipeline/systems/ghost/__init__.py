@@ -1,0 +1,1 @@
+"""Ghost Rating (SPEC §3.6)."""
