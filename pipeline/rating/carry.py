@@ -176,38 +176,71 @@ def finalize_rankings(
     """The month's table with the common columns (SPEC §4) in front; advances the carry. A
     system with a `list_column` has each list's rank change and peak carried apart."""
     if system.list_column is None:
-        return _finalized(system, month, out.table, carry, carry, registry)
-    table = out.table
-    lists = table[system.list_column].combine_chunks()
-    present = pc.unique(lists).to_pylist()  # the lists in the system's order
-    parts = [
-        _finalized(system, month, table.filter(pc.equal(lists, value)), carry, carry.of_list(value), registry)
-        for value in present
-    ]
+        table = _in_rank_order(out.table)
+        numbers = carry.numbered(_ids(table))
+        return _with_common_columns(system, month, table, _names(carry, registry, numbers), carry, numbers)
+    blocks = list_blocks(out.table, system.list_column)
+    table = pa.concat_tables([block for _, block in blocks]) if blocks else out.table
+    names = _names(carry, registry, carry.numbered(_ids(table)))  # a player's name is the same in every list
+    parts, start = [], 0
+    for value, block in blocks:
+        listed = carry.of_list(value)
+        numbers = listed.numbered(_ids(block))
+        parts.append(_with_common_columns(system, month, block, names.slice(start, block.num_rows), listed, numbers))
+        start += block.num_rows
     # A list without a player this month still advances: next month nobody has a previous rank in it.
-    for value in sorted(set(carry.lists) - set(present)):
-        _finalized(system, month, table.slice(0, 0), carry, carry.of_list(value), registry)
-    return (
-        pa.concat_tables(parts).combine_chunks()
-        if parts
-        else _finalized(system, month, table, carry, Carry(), registry)
-    )
+    for value in sorted(set(carry.lists) - {value for value, _ in blocks}):
+        empty = table.slice(0, 0)
+        _with_common_columns(system, month, empty, names.slice(0, 0), carry.of_list(value), _NO_NUMBERS)
+    if not parts:
+        return _with_common_columns(system, month, table, names, Carry(), _NO_NUMBERS)
+    return pa.concat_tables(parts).combine_chunks()
 
 
-def _finalized(
-    system: RatingSystem, month: Month, table: pa.Table, names: Carry, carry: Carry, registry: RegistryNames
+_NO_NUMBERS = np.zeros(0, np.int32)
+
+
+def list_blocks(table: pa.Table, column: str) -> list[tuple[str, pa.Table]]:
+    """The table's lists, one after another as the system gives them: each list's name and its
+    rows (a zero-copy slice), in rank order. ValueError when a list's rows are not together."""
+    if table.num_rows == 0:
+        return []
+    runs = pc.run_end_encode(table[column].combine_chunks())
+    values = runs.values.to_pylist()
+    if len(set(values)) != len(values):
+        raise ValueError(f"the month's table gives the rows of one {column} apart from each other")
+    ends = runs.run_ends.to_pylist()
+    starts = [0, *ends[:-1]]
+    return [(value, _in_rank_order(table.slice(a, b - a))) for value, a, b in zip(values, starts, ends)]
+
+
+def _in_rank_order(table: pa.Table) -> pa.Table:
+    """The table sorted by rank then player_id (itself when it already is)."""
+    return table if in_rank_order(table) else table.sort_by([("rank", "ascending"), ("player_id", "ascending")])
+
+
+def _ids(table: pa.Table) -> pa.Array:
+    return table["player_id"].cast(pa.string()).combine_chunks()
+
+
+def _names(carry: Carry, registry: RegistryNames, numbers: np.ndarray) -> pa.Array:
+    """The name of each numbered player: the registry's first, else the latest feed name."""
+    return pc.coalesce(registry.named(carry.registry_rows(registry, numbers)), carry.names.take(pa.array(numbers)))
+
+
+def _with_common_columns(
+    system: RatingSystem,
+    month: Month,
+    table: pa.Table,
+    name: pa.Array,
+    carry: Carry,
+    numbers: np.ndarray,
 ) -> pa.Table:
-    """One list of the month with the common columns: names from `names`, the rank change and
-    peak from `carry`, which advances."""
-    if not in_rank_order(table):
-        table = table.sort_by([("rank", "ascending"), ("player_id", "ascending")])
+    """One list of the month (in rank order; its players' `numbers` in `carry`) with the common
+    columns: rank change and peak from `carry`, which advances."""
     n = table.num_rows
     rank = table["rank"].cast(pa.int64()).combine_chunks()
     rating = table["rating"].cast(pa.float64()).combine_chunks()
-    ids = table["player_id"].cast(pa.string()).combine_chunks()
-    named = names.numbered(ids)
-    name = pc.coalesce(registry.named(names.registry_rows(registry, named)), names.names.take(pa.array(named)))
-    numbers = named if carry is names else carry.numbered(ids)
     rank_change, rating_change, peak, given = carried_columns(
         numbers,
         *_with_validity(rank, np.int64),
@@ -223,7 +256,7 @@ def _finalized(
         "system": pa.repeat(pa.scalar(system.name, pa.string()), n),
         "as_of": pa.repeat(pa.scalar(month.last_day, pa.date32()), n),
         "rank": rank,
-        "player_id": ids,
+        "player_id": _ids(table),
         "player_name": name,
         "rating": rating,
         "rank_change": _array(pa.int64(), rank_change, given[0]),
