@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.defs.jobs import QUALITY_JOB, rating_job_name
+from pipeline.systems.registry import SYSTEM_NAMES
 from tests.integration.conftest import TIMINGS
 from tests.integration.servers import BIN, BUCKET, DEPLOYMENT_WAREHOUSE, REPO
 
 pytestmark = pytest.mark.integration
 
-SYSTEM_JOBS = {"dip_pouch_job", "club_job", "eagle_job", "diwz_job"}
-QUALITY_JOB = "quality_job"
+SYSTEM_JOBS = {rating_job_name(system) for system in SYSTEM_NAMES}
 PENDING = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 # Local files that are bookkeeping of one machine, not warehouse contents.
 LOCAL_ONLY = ("diprank.duckdb",)
@@ -97,7 +98,7 @@ def test_cli_run_on_the_production_profile_equals_the_embedded_run(stack, embedd
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_same_outputs(embedded_run, env, prefix)
     runs = runs_of(stack, warehouse)
-    # Ingest, the four systems, then the quality table over what they wrote.
+    # Ingest, every system, then the quality table over what they wrote.
     assert runs[0]["job"] == "ingest" and sorted(r["job"] for r in runs[1:-1]) == sorted(SYSTEM_JOBS)
     assert runs[-1]["job"] == QUALITY_JOB
     # Every step (one a run) ran on a Celery worker, and both workers consume the deployment's
@@ -137,7 +138,7 @@ def test_daemon_queues_runs_and_the_systems_run_side_by_side(stack, embedded_run
         return None
 
     runs = wait_for(all_rated, "the sensors' ingest and rating runs", 900, stack.root / "daemon.log")
-    TIMINGS["sensor-driven runs through the daemon (ingest, four systems, quality)"] = time.perf_counter() - started
+    TIMINGS["sensor-driven runs through the daemon (ingest, every system, quality)"] = time.perf_counter() - started
     assert_same_outputs(embedded_run, env, prefix)
     systems = [r for r in runs if r["job"] in SYSTEM_JOBS]
     assert most_at_once(systems) >= 2, f"the system runs never overlapped: {systems}"
