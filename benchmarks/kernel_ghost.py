@@ -34,7 +34,14 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.kernel_club import by_month, first_games, game_count, game_starts, games_table  # noqa: E402
+from benchmarks.kernel_club import (  # noqa: E402
+    by_month,
+    first_games,
+    game_count,
+    game_starts,
+    games_table,
+    rate_openskill,
+)
 from benchmarks.timing import best_seconds, cpu_seconds  # noqa: E402
 from pipeline.core.months import Month  # noqa: E402
 from pipeline.systems.base import MonthInput  # noqa: E402
@@ -66,27 +73,6 @@ def rate_reference(table: pa.Table) -> float:
         for game in month_games:
             reference.rate(state, game)
         reference.table(state, month)
-    return time.process_time() - started
-
-
-def rate_openskill(table: pa.Table) -> float:
-    """Seconds PlackettLuce takes to rate each game of the table once (ranks: solo and draw 1,
-    survived 2, eliminated and anarchy 3)."""
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    players = table.column("responsible_player_id").to_pylist()
-    order = {"solo": 1.0, "draw": 1.0, "survived": 2.0}
-    places = [order.get(result, 3.0) for result in table.column("result").to_pylist()]
-    starts = game_starts(table)
-    ratings: dict = {}
-    started = time.process_time()
-    for a, b in zip(starts[:-1], starts[1:]):
-        seats = players[a:b]
-        teams = [[ratings.get(p) or model.rating(name=p)] for p in seats]
-        rated = model.rate(teams, ranks=places[a:b])
-        for p, team in zip(seats, rated):
-            ratings[p] = team[0]
     return time.process_time() - started
 
 

@@ -177,6 +177,28 @@ def validated_warehouse(root: Path, **feeds: list[dict]):
     return warehouse
 
 
+def ingest_in_process(raw: Path, root: Path) -> dict:
+    """The ingest job's work, in process: every feed staged, then validated and written; the balances."""
+    from pipeline.ingest.exports import publish_validated
+    from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_and_count
+    from pipeline.warehouse.store import Warehouse
+
+    warehouse = Warehouse(root)
+    root.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(warehouse.duckdb_path))
+    try:
+        for feed in VALIDATION_ORDER:
+            ingest_feed(con, raw, feed, warehouse)
+        counts = {}
+        for feed in VALIDATION_ORDER:
+            counts[feed.name] = validate_and_count(con, feed)
+            publish_validated(con, warehouse, feed)
+    finally:
+        con.close()
+    assert all(c.balanced for c in counts.values()), counts
+    return counts
+
+
 def quarantine(warehouse: Path, feed: str) -> list[dict]:
     return pq.read_table(warehouse / "quarantine" / f"{feed}.parquet").to_pylist()
 

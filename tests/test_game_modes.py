@@ -6,19 +6,16 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import duckdb
 import pyarrow.parquet as pq
 import pytest
 
 from pipeline.core.feed_spec import GAMES
 from pipeline.core.months import Month
-from pipeline.ingest.exports import publish_validated
-from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_and_count
 from pipeline.rating.inputs import read_results
 from pipeline.systems.games import rows_to_table
 from pipeline.warehouse.store import Warehouse
 from schemas.games import PRESS_KINDS, SCORINGS
-from tests.support import write_csv
+from tests.support import ingest_in_process, write_csv
 from tests.test_validation import GOOD_GAME, write_delivery
 
 MODES = ["scoring", "press", "live"]
@@ -31,24 +28,6 @@ def game_with(game_id: str, **modes) -> list[dict]:
     for row in rows:
         row.update(game_id=game_id, **modes)
     return rows
-
-
-def ingest(raw: Path, root: Path) -> dict:
-    """Every feed staged, validated and written to the warehouse; the balances."""
-    warehouse = Warehouse(root)
-    root.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(warehouse.duckdb_path))
-    try:
-        for feed in VALIDATION_ORDER:
-            ingest_feed(con, raw, feed, warehouse)
-        counts = {}
-        for feed in VALIDATION_ORDER:
-            counts[feed.name] = validate_and_count(con, feed)
-            publish_validated(con, warehouse, feed)
-    finally:
-        con.close()
-    assert all(c.balanced for c in counts.values()), counts
-    return counts
 
 
 def modes_by_game(table) -> dict[str, set[tuple]]:
@@ -76,7 +55,7 @@ def test_the_defaults_are_the_first_values_of_the_lists():
 def test_a_file_without_the_columns_gets_the_defaults(tmp_path, fmt):
     raw, root = tmp_path / "raw", tmp_path / "w"
     delivery = write_delivery(raw / "games", "games", GOOD_GAME, fmt, column="")
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert (counts["games"].valid, counts["games"].quarantined) == (3, 0)
     delivered = pq.read_schema(delivery).names if fmt == "parquet" else delivery.read_text()
     assert not [m for m in MODES if m in delivered]
@@ -95,7 +74,7 @@ def test_valid_values_are_kept_and_empty_ones_take_the_defaults(tmp_path):
         + game_with("empty", scoring=None, press=None, live=None)
     )
     write_csv(raw / "games" / "games.csv", rows)
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert (counts["games"].valid, counts["games"].quarantined) == (12, 0)
     stored, handed = validated_and_handed(root)
     for table in (stored, handed):
@@ -112,7 +91,7 @@ def test_a_game_in_two_files_that_disagree_on_its_mode_is_quarantined_whole(tmp_
     raw, root = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "games" / "a.csv", game_with("g", scoring="ppsc"))
     write_csv(raw / "games" / "b_fix.csv", [dict(game_with("g", scoring="draw_size")[1], centres=6)])
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert (counts["games"].valid, counts["games"].quarantined, counts["games"].replaced) == (0, 3, 1)
     assert counts["games"].reasons == {"game_fields_differ": 3}
 

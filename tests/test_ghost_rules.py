@@ -134,3 +134,8 @@ def test_state_round_trips_through_the_checkpoint_codec():
     restored = system.decode_state(state_codec.loads(state_codec.dumps(system.encode_state(out.state))))
     may = MonthInput(Month(2008, 5), rows_to_table(game("g2", SQUARES_DRAW, day=dt.date(2008, 5, 3))))
     assert system.step(restored, may).table == system.step(out.state, may).table
+
+
+def test_games_outside_the_month_are_refused():
+    with pytest.raises(ValueError, match="game late finished 2008-05-01, not in 2008-04"):
+        ratings(game("g", SOLO) + game("late", SOLO, day=dt.date(2008, 5, 1)))

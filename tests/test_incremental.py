@@ -21,11 +21,9 @@ from hypothesis import strategies as st
 
 import pipeline.ingest.deliveries as deliveries
 from pipeline.core.feed_spec import FEEDS
-from pipeline.ingest.exports import publish_validated
-from pipeline.ingest.validation import VALIDATION_ORDER, ingest_feed, validate_and_count
 from pipeline.synthetic.generator import synthetic_games
 from pipeline.warehouse.store import Warehouse
-from tests.support import dagster_in_memory, dagster_instance_at, environment, write_csv
+from tests.support import dagster_in_memory, dagster_instance_at, environment, ingest_in_process, write_csv
 from tests.test_lifecycle import STATE_FILES, assert_equals_a_run_from_scratch, asset_key_of, materialized_months, run
 from tests.test_validation import GOOD_EVENT, GOOD_RESULTS
 
@@ -42,24 +40,6 @@ def parsed(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(deliveries, "stage_file", counting)
     return seen
-
-
-def ingest(raw: Path, root: Path) -> dict:
-    """The ingest job's work, in process: every feed staged, then validated and written; the balances."""
-    warehouse = Warehouse(root)
-    root.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(warehouse.duckdb_path))
-    try:
-        for feed in VALIDATION_ORDER:
-            ingest_feed(con, raw, feed, warehouse)
-        counts = {}
-        for feed in VALIDATION_ORDER:
-            counts[feed.name] = validate_and_count(con, feed)
-            publish_validated(con, warehouse, feed)
-    finally:
-        con.close()
-    assert all(c.balanced for c in counts.values()), counts
-    return counts
 
 
 def ingest_files(root: Path) -> dict[str, bytes]:
@@ -92,7 +72,7 @@ def working_copy(root: Path) -> dict[str, list]:
 
 def assert_equals_an_ingest_from_scratch(raw: Path, root: Path) -> None:
     with tempfile.TemporaryDirectory() as scratch:
-        ingest(raw, Path(scratch))
+        ingest_in_process(raw, Path(scratch))
         mine, theirs = ingest_files(root), ingest_files(Path(scratch))
         assert sorted(mine) == sorted(theirs)
         assert [p for p in mine if mine[p] != theirs[p]] == []
@@ -116,16 +96,16 @@ def test_an_unchanged_file_is_not_read_again(tmp_path, parsed):
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
     write_csv(raw / "games" / "b.csv", game(2, dt.date(2020, 2, 5), "g2"))
     write_csv(raw / "players" / "p.csv", [{"player_id": "p00001", "name": "A", "country": "NOR"}])
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert sorted(parsed) == ["games/a.csv", "games/b.csv", "players/p.csv"]
     before = {p: (root / p).stat().st_mtime_ns for p in ingest_files(root)}
     parsed.clear()
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert parsed == []
     # Nothing new: the validated feeds, quarantine, fingerprints and ingest state are not rewritten.
     assert {p: (root / p).stat().st_mtime_ns for p in ingest_files(root)} == before
     write_csv(raw / "games" / "c.csv", game(3, dt.date(2020, 3, 5), "g3"))
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert parsed == ["games/c.csv"]
     assert_equals_an_ingest_from_scratch(raw, root)
 
@@ -135,26 +115,26 @@ def test_a_changed_and_a_removed_file_correct_every_row_they_held(tmp_path, pars
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 1, 9), "g2"))
     write_csv(raw / "games" / "b.csv", game(3, dt.date(2020, 2, 5), "g1"))  # corrects g1
     write_csv(raw / "games" / "c.csv", game(4, dt.date(2020, 3, 5), "g3"))
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert counts["games"].replaced == 7
     assert valid_games(root) == {"g1": dt.date(2020, 2, 5), "g2": dt.date(2020, 1, 9), "g3": dt.date(2020, 3, 5)}
     # a.csv changed in place: g2 moves to another year, g1's earlier delivery is still replaced.
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2019, 12, 9), "g2"))
     parsed.clear()
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert parsed == ["games/a.csv"]
     assert valid_games(root)["g2"] == dt.date(2019, 12, 9)
     assert_equals_an_ingest_from_scratch(raw, root)
     # b.csv removed: g1 falls back to its delivery in a.csv, and the correction is gone.
     (raw / "games" / "b.csv").unlink()
     parsed.clear()
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert parsed == []
     assert counts["games"].replaced == 0
     assert valid_games(root)["g1"] == dt.date(2020, 1, 5)
     # c.csv removed: the last month of data goes from the feed and its fingerprints.
     (raw / "games" / "c.csv").unlink()
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert "g3" not in valid_games(root)
     assert_equals_an_ingest_from_scratch(raw, root)
     assert len(list((root / "ingest" / "games").glob("*.parquet"))) == 1  # only a.csv's rows are kept
@@ -165,18 +145,18 @@ def test_a_game_split_across_files_is_judged_whole_when_one_file_changes(tmp_pat
     rows = game(5, dt.date(2020, 4, 2), "split")
     write_csv(raw / "games" / "a.csv", rows[:4])
     write_csv(raw / "games" / "b.csv", rows[4:])
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert "split" in valid_games(root)
     bad = [dict(r, centres=99) if i == 0 else r for i, r in enumerate(rows[4:])]
     write_csv(raw / "games" / "b.csv", bad)
     parsed.clear()
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert parsed == ["games/b.csv"]
     assert "split" not in valid_games(root)
     assert counts["games"].quarantined == len(rows)  # a.csv's rows too, though a.csv was not read
     assert_equals_an_ingest_from_scratch(raw, root)
     write_csv(raw / "games" / "b.csv", rows[4:])
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert "split" in valid_games(root) and counts["games"].quarantined == 0
     assert_equals_an_ingest_from_scratch(raw, root)
 
@@ -185,16 +165,16 @@ def test_events_and_their_results_are_judged_together_across_files(tmp_path, par
     raw, root = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "events" / "e.csv", [GOOD_EVENT])
     write_csv(raw / "event_results" / "r.csv", GOOD_RESULTS)
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert counts["events"].valid == 1
     (raw / "event_results" / "r.csv").unlink()  # an event without results is rejected
     parsed.clear()
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert parsed == [] and counts["events"].valid == 0 and counts["events"].quarantined == 1
     assert_equals_an_ingest_from_scratch(raw, root)
     write_csv(raw / "event_results" / "r2.csv", GOOD_RESULTS)
     parsed.clear()
-    counts = ingest(raw, root)
+    counts = ingest_in_process(raw, root)
     assert parsed == ["event_results/r2.csv"] and counts["events"].valid == 1
     assert_equals_an_ingest_from_scratch(raw, root)
 
@@ -204,11 +184,11 @@ def test_a_lost_working_copy_is_rebuilt_from_the_warehouse(tmp_path, parsed):
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
     write_csv(raw / "games" / "b.jsonl", [])  # an empty, hence rejected, file is remembered too
     (raw / "games" / "b.jsonl").write_text("")
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     before = ingest_files(root)
     (root / "diprank.duckdb").unlink()
     parsed.clear()
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert parsed == []
     assert ingest_files(root) == before
     assert_equals_an_ingest_from_scratch(raw, root)
@@ -217,12 +197,12 @@ def test_a_lost_working_copy_is_rebuilt_from_the_warehouse(tmp_path, parsed):
 def test_a_staged_rows_file_lost_from_the_warehouse_is_read_again(tmp_path, parsed):
     raw, root = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     (root / "diprank.duckdb").unlink()
     for path in (root / "ingest" / "games").glob("*.parquet"):
         path.unlink()
     parsed.clear()
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert parsed == ["games/a.csv"]
     assert_equals_an_ingest_from_scratch(raw, root)
 
@@ -238,7 +218,7 @@ def test_a_staged_rows_file_keeps_its_delivery_in_line_order(tmp_path):
     write_csv(raw / "players" / "a.csv", rows)
     (raw / "players" / "b.parquet").parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows[::-1]), raw / "players" / "b.parquet", row_group_size=4_096)
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     manifest = deliveries.load_ingest_manifest(Warehouse(root), "players")
     for source, first_line, expected in (("players/a.csv", 2, ids), ("players/b.parquet", 1, ids[::-1])):
         staged = pq.read_table(deliveries.staged_rows_path(Warehouse(root), "players", manifest[source].file_id))
@@ -259,7 +239,7 @@ def test_a_parquet_delivery_with_a_column_named_like_the_readers_row_number_is_n
         raw / "players" / "b.parquet",
         row_group_size=1_000,
     )
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     manifest = deliveries.load_ingest_manifest(Warehouse(root), "players")
     assert manifest["players/a.parquet"].skipped == ("columns not in the players feed, ignored: File_Row_Number",)
     assert manifest["players/b.parquet"].skipped == ()
@@ -272,16 +252,16 @@ def test_a_parquet_delivery_with_a_column_named_like_the_readers_row_number_is_n
 def test_only_the_months_a_delivery_touches_are_written_again(tmp_path):
     raw, root = tmp_path / "raw", tmp_path / "w"
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1") + game(2, dt.date(2020, 2, 9), "g2"))
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     months = root / "validated" / "games"
     before = {p.name: p.stat().st_mtime_ns for p in months.glob("*.parquet")}
     assert sorted(before) == ["2020-01.parquet", "2020-02.parquet"]
     write_csv(raw / "games" / "b.csv", game(3, dt.date(2020, 3, 1), "g3"))
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     after = {p.name: p.stat().st_mtime_ns for p in months.glob("*.parquet")}
     assert {n for n in after if after[n] != before.get(n)} == {"2020-03.parquet"}
     write_csv(raw / "games" / "c.csv", game(4, dt.date(2020, 3, 20), "g1"))  # g1 moves: January empties
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     assert sorted(p.name for p in months.glob("*.parquet")) == ["2020-02.parquet", "2020-03.parquet"]
     assert_equals_an_ingest_from_scratch(raw, root)
 
@@ -300,7 +280,7 @@ def test_month_files_hold_their_rows_in_processing_order(tmp_path):
         raw / "games" / "a.csv",
         game(1, dt.date(2020, 1, 20), "a") + game(2, dt.date(2020, 1, 5), "b") + game(3, dt.date(2020, 1, 5), "c"),
     )
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     month_file = root / "validated" / "games" / "2020-01.parquet"
     stored = pq.read_table(month_file)
     assert stored.column("game_id").unique().to_pylist() == ["b", "c", "a"]
@@ -468,7 +448,7 @@ def starting_folder(tmp_path_factory, name: str, prepare) -> Iterator[tuple[Path
 @pytest.fixture(scope="module")
 def ingested_only(tmp_path_factory) -> Iterator[tuple[Path, dict]]:
     """The starting raw folder and its ingest (no rating)."""
-    yield from starting_folder(tmp_path_factory, "ingested_only", ingest)
+    yield from starting_folder(tmp_path_factory, "ingested_only", ingest_in_process)
 
 
 @pytest.fixture(scope="module")
@@ -521,7 +501,7 @@ def test_any_sequence_of_deliveries_equals_an_ingest_from_scratch(ingested_only,
         for step in steps:
             for delivery, seed in step:
                 delivery(raw, random.Random(seed), state)
-            ingest(raw, root)
+            ingest_in_process(raw, root)
             assert_equals_an_ingest_from_scratch(raw, root)
 
 
@@ -616,7 +596,7 @@ def test_an_ingest_interrupted_at_any_point_is_mended_by_the_next(tmp_path, monk
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2020, 1, 5), "g1"))
     write_csv(raw / "games" / "b.csv", game(2, dt.date(2020, 2, 5), "g2"))
     write_csv(raw / "games" / "c.csv", game(3, dt.date(2020, 3, 5), "g3"))
-    ingest(raw, root)
+    ingest_in_process(raw, root)
     write_csv(raw / "games" / "a.csv", game(1, dt.date(2019, 7, 5), "g1"))
     (raw / "games" / "c.csv").unlink()
     write_csv(raw / "games" / "d.csv", game(4, dt.date(2020, 2, 7), "g2"))
@@ -628,6 +608,6 @@ def test_an_ingest_interrupted_at_any_point_is_mended_by_the_next(tmp_path, monk
     with monkeypatch.context() as patch:
         patch.setattr(importlib.import_module(module), name, crash)
         with pytest.raises(Crash):
-            ingest(raw, root)
-    ingest(raw, root)
+            ingest_in_process(raw, root)
+    ingest_in_process(raw, root)
     assert_equals_an_ingest_from_scratch(raw, root)

@@ -33,6 +33,17 @@ class Game:
     powers: tuple[PowerResult, ...]
 
 
+def check_finished_in(rows: pa.Table, month: Any) -> None:
+    """ValueError naming the first game that did not finish within the month."""
+    if rows.num_rows == 0:
+        return
+    finished = rows.column("finished_on")
+    outside = pc.or_(pc.less(finished, month.first_day), pc.greater(finished, month.last_day))
+    if pc.any(outside).as_py():
+        row = pc.index(outside, True).as_py()
+        raise ValueError(f"game {rows.column('game_id')[row].as_py()} finished {finished[row].as_py()}, not in {month}")
+
+
 def games_from_rows(rows: pa.Table) -> list[Game]:
     """Group game rows (GAME_COLUMNS, sorted by finished_on, game_id, power) into games, in order."""
     games: list[Game] = []

@@ -21,7 +21,6 @@ returned and can be stepped again.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -38,6 +37,7 @@ from pipeline.systems.base import (
     rankings_schema,
 )
 from pipeline.systems.club import kernel
+from pipeline.systems.games import check_finished_in
 from pipeline.systems.kernels.arrays import copy_with_room, resized, with_room
 from pipeline.systems.kernels.ids import array_of, string_buffers
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
@@ -45,9 +45,7 @@ from pipeline.systems.kernels.sort import sorted_by_id
 from schemas.club import ClubHistory, ClubRankings
 
 LEGACY_SHARE = 0.1
-_NO_DAYS = np.zeros(0, np.int32)
 _NO_PLAYERS = np.zeros(0, np.int32)
-_EPOCH = dt.date(1970, 1, 1)
 
 RANKINGS_SCHEMA = rankings_schema(*model_columns(ClubRankings))
 
@@ -189,29 +187,6 @@ def _string_buffers(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     return string_buffers(_single(column))
 
 
-def _day_numbers(column: pa.ChunkedArray) -> np.ndarray:
-    """int32 days since 1970-01-01 of a date32 column (without nulls)."""
-    array = _single(column)
-    data = array.buffers()[1]
-    return np.frombuffer(data, np.int32)[array.offset : array.offset + len(array)] if data else _NO_DAYS
-
-
-def _day_number(day: dt.date) -> int:
-    return (day - _EPOCH).days
-
-
-def _check_in_month(rows: pa.Table, month: Any) -> None:
-    """ValueError unless every row finished within the month."""
-    days = _day_numbers(rows.column("finished_on"))
-    outside = (days < _day_number(month.first_day)) | (days > _day_number(month.last_day))
-    if outside.any():
-        row = int(np.argmax(outside))
-        raise ValueError(
-            f"game {rows.column('game_id')[row].as_py()} finished "
-            f"{rows.column('finished_on')[row].as_py()}, not in {month}"
-        )
-
-
 class ClubRating:
     """The club "Rankings Explained" rating: year-to-date P, W% and schedule strength, plus legacy."""
 
@@ -274,7 +249,7 @@ class ClubRating:
         """Add the month's games to the year so far and recompute the table at the month's end."""
         month, rows = month_input.month, month_input.results
         state = opened_year(state, month.year)
-        _check_in_month(rows, month)
+        check_finished_in(rows, month)
         m, n = rows.num_rows, state.n_players
         game_ids = rows.column("game_id")
         year_players = state.year_players.reserved(state.year_rows, m)

@@ -34,6 +34,7 @@ from pipeline.systems.base import (
     model_columns,
     rankings_schema,
 )
+from pipeline.systems.games import check_finished_in
 from pipeline.systems.ghost import kernel
 from pipeline.systems.kernels.arrays import copy_with_room, resized
 from pipeline.systems.kernels.numbering import PlayerNumbers, distinct_numbers
@@ -203,7 +204,7 @@ class GhostRating:
     def step(self, state: GhostState, month_input: MonthInput) -> MonthOutput:
         """Rate the month's counted games in order, then list each category at the month's end."""
         rows = counted_games(month_input.results)
-        _check_in_month(rows, month_input.month)
+        check_finished_in(rows, month_input.month)
         n = state.n_players
         players = state.players.first(n)
         numbers = (
@@ -291,12 +292,3 @@ def _history(rows: pa.Table, row, category, expected, actual, before, after) -> 
         ],
         schema=HISTORY_SCHEMA,
     )
-
-
-def _check_in_month(rows: pa.Table, month: Month) -> None:
-    """ValueError unless every row finished within the month."""
-    if rows.num_rows == 0:
-        return
-    first, last = pc.min_max(rows.column("finished_on")).values()
-    if first.as_py() < month.first_day or last.as_py() > month.last_day:
-        raise ValueError(f"ghost rating: games finished {first} to {last}, not all in {month}")
