@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import signal
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, cast
 
 import duckdb
 import pyarrow.compute as pc
@@ -167,23 +169,37 @@ IN_PROGRESS = [
 ]
 
 
-def end_abandoned_runs(instance: DagsterInstance, settings: Settings) -> list[str]:
-    """Mark failed the runs an earlier `diprank run` of this warehouse left in progress, free the
-    pool slots they held, and return their ids.
+def end_abandoned_runs(instance: DagsterInstance, settings: Settings, job_name: str | None = None) -> list[str]:
+    """Mark failed the runs (of `job_name`, else of every job) that a `diprank run` of this
+    warehouse left in progress, free the pool slots they held, and return their ids.
 
     Call it holding the warehouse's run lock: a command holds it for the whole of its runs, so an
     earlier command's run still in progress has lost its process (killed, out of memory, a power
     cut) and would hold its pool's only slot forever. Dagster's run monitoring does the same for
     the runs its daemon watches (run_monitoring in the instance file); the command line has none.
+    A command whose system process died ends that job's run the same way.
     """
     records = instance.get_run_records(
-        RunsFilter(statuses=IN_PROGRESS, tags={WAREHOUSE_TAG: settings.warehouse_dir, COMMAND_LINE_TAG: "true"})
+        RunsFilter(
+            job_name=job_name,
+            statuses=IN_PROGRESS,
+            tags={WAREHOUSE_TAG: settings.warehouse_dir, COMMAND_LINE_TAG: "true"},
+        )
     )
     for record in records:
         run = record.dagster_run
-        instance.report_run_failed(run, message="The diprank command that ran it ended before the run did.")
+        instance.report_run_failed(run, message="The diprank process that ran it ended before the run did.")
         instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
     return [record.dagster_run.run_id for record in records]
+
+
+def end_runs_of(settings: Settings, instance: DagsterInstance | None, job_name: str) -> None:
+    """End the in-progress runs of a job whose process died, on `instance` or one opened for it."""
+    if instance is not None:
+        end_abandoned_runs(instance, settings, job_name)
+        return
+    with dagster_instance(settings) as opened:
+        end_abandoned_runs(opened, settings, job_name)
 
 
 def failure_message(result) -> str:
@@ -255,12 +271,31 @@ def rate_system(
     return run
 
 
-def _rate_system_in_child(plan: Plan, settings: Settings, progress: bool, first_months: dict[str, str]) -> SystemRun:
+def _rate_system_in_child(
+    plan: Plan, settings: Settings, progress: bool, first_months: dict[str, str], results: Connection
+) -> None:
     # A process of its own, started anew: as quiet as the command, its progress lines shown the same way.
     warnings.filterwarnings("ignore")
     logging.getLogger("dagster").setLevel(logging.ERROR)
     show_progress(progress)
-    return rate_system(plan, settings, first_months=first_months)
+    try:
+        run = rate_system(plan, settings, first_months=first_months)
+    except Exception as error:  # reported by the parent like a failed run
+        run = SystemRun(plan.system, plan.first, plan.last, 0, 0.0, failure=f"{type(error).__name__}: {error}")
+    results.send(run)
+    results.close()
+
+
+def death_message(exitcode: int | None) -> str:
+    """Why a system's process ended without reporting its run, in words a user can act on."""
+    if exitcode is not None and exitcode < 0:
+        name = signal.Signals(-exitcode).name
+        cause = " (what the kernel's out-of-memory killer sends)" if name == "SIGKILL" else ""
+        return (
+            f"its process was killed by {name}{cause}; no unfinished month was committed, and the next "
+            "run computes them (if memory ran out, see the README's memory section)"
+        )
+    return f"its process exited with code {exitcode} before it reported; the next run computes its months"
 
 
 def expected_work(plan: Plan) -> tuple[int, bool]:
@@ -284,17 +319,38 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
             yield rate_system(plan, settings, instance, first_months)
         return
     progress = bool(logging.getLogger(PROGRESS_LOGGER).handlers)
-    with ProcessPoolExecutor(max_workers=at_once, mp_context=multiprocessing.get_context("spawn")) as pool:
-        # The longest runs start first, so that no core is left with a long one at the end.
-        longest_first = sorted(range(len(plans)), key=lambda k: expected_work(plans[k]), reverse=True)
-        futures = {
-            k: pool.submit(_rate_system_in_child, plans[k], settings, progress, first_months) for k in longest_first
-        }
-        for plan, future in ((plans[k], futures[k]) for k in range(len(plans))):
+    context = multiprocessing.get_context("spawn")
+    # The longest runs start first, so that no core is left with a long one at the end.
+    waiting = sorted(plans, key=expected_work, reverse=True)
+    running: dict[Connection, tuple[Plan, BaseProcess]] = {}
+    runs: dict[str, SystemRun] = {}
+    while waiting or running:
+        while waiting and len(running) < at_once:
+            plan = waiting.pop(0)
+            receiver, sender = context.Pipe(duplex=False)
+            child = context.Process(
+                target=_rate_system_in_child,
+                args=(plan, settings, progress, first_months, sender),
+                name=f"diprank {plan.system}",
+            )
+            child.start()
+            sender.close()  # the child holds the only sending end: its death closes the pipe
+            running[receiver] = (plan, child)
+        for ready in wait(list(running)):
+            answered = cast(Connection, ready)
+            plan, ended = running.pop(answered)
             try:
-                yield future.result()
-            except Exception as error:  # a child that died (killed, out of memory) or could not start
-                yield SystemRun(plan.system, plan.first, plan.last, 0, 0.0, failure=f"{type(error).__name__}: {error}")
+                runs[plan.system] = answered.recv()
+            except EOFError:  # the process ended without a word: killed, or out of memory
+                ended.join()
+                end_runs_of(settings, instance, rating_job_name(plan.system))
+                runs[plan.system] = SystemRun(
+                    plan.system, plan.first, plan.last, 0, 0.0, failure=death_message(ended.exitcode)
+                )
+            answered.close()
+            ended.join()
+    for plan in plans:
+        yield runs[plan.system]
 
 
 def score_quality(settings: Settings, instance: DagsterInstance | None = None) -> SystemRun | None:

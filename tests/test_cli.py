@@ -2,24 +2,29 @@
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from pipeline.core.months import month_range
+from pipeline.defs.jobs import rating_job_name
 from pipeline.systems.registry import SYSTEM_NAMES
 from pipeline.warehouse.store import Warehouse
-from tests.support import REPO, make_raw, run_cli, tree_bytes
+from tests.support import REPO, environment, make_raw, run_cli, tree_bytes
 from tests.test_validation import GOOD_EVENT, GOOD_GAME, GOOD_RESULTS, bad_game
 
 DIPRANK = REPO / ".venv" / "bin" / "diprank"
+COMMAND = [str(DIPRANK)] if DIPRANK.exists() else [sys.executable, "-m", "pipeline.cli"]
 
 
 def diprank(*args, env=None, timeout=600):
-    command = [str(DIPRANK)] if DIPRANK.exists() else [sys.executable, "-m", "pipeline.cli"]
     return subprocess.run(
-        [*command, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+        [*COMMAND, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
     )
 
 
@@ -192,3 +197,62 @@ def test_the_feed_balance_keeps_counts_of_any_size_apart():
     ]
     # Right-aligned under their headings: every line ends at the same column.
     assert len({len(line) for line in (head, *rows)}) == 1
+
+
+# A system's process killed as the kernel's out-of-memory killer kills it (SIGKILL, mid-step): the
+# run fails with a message naming the system and the signal, the other systems finish, no Dagster
+# run is left in progress, and the next run leaves what a run from scratch writes.
+VICTIM = "club"
+
+
+def lock_holder(lock: Path, besides: int) -> int | None:
+    """The pid, other than `besides`, holding an exclusive flock on the file (from /proc/locks)."""
+    if not lock.exists():
+        return None
+    inode = lock.stat().st_ino
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[3] == "WRITE":
+            pid, device_inode = int(fields[4]), fields[5]
+            if device_inode.rsplit(":", 1)[-1] == str(inode) and pid != besides:
+                return pid
+    return None
+
+
+def test_a_system_process_killed_mid_step_fails_clearly_and_the_next_run_repairs(sample_run, tmp_path):
+    warehouse, home = tmp_path / "warehouse", tmp_path / "dagster"
+    home.mkdir()
+    env = {**os.environ, "DIPRANK_SYSTEMS_AT_ONCE": "2", "DAGSTER_HOME": str(home)}
+    run = subprocess.Popen(
+        [*COMMAND, "run", "--raw", str(REPO / "data" / "raw"), "--warehouse", str(warehouse), "--quiet"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lock = Warehouse(warehouse).system_lock_path(VICTIM)
+    deadline = time.monotonic() + 300
+    victim = None
+    while victim is None and run.poll() is None and time.monotonic() < deadline:
+        victim = lock_holder(lock, besides=run.pid)
+        time.sleep(0.01)
+    assert victim is not None, "the club step never ran in a process of its own"
+    os.kill(victim, signal.SIGKILL)
+    out, err = run.communicate(timeout=300)
+    assert run.returncode != 0
+    assert f"diprank: {VICTIM} failed: its process was killed by SIGKILL (what the kernel's out-of-memory" in out
+    assert "Traceback" not in out + err
+    assert [line for line in out.splitlines() if " failed: " in line] == [
+        line for line in out.splitlines() if line.startswith(f"diprank: {VICTIM} failed")
+    ]
+    with DagsterInstance.from_config(str(home)) as instance:
+        records = instance.get_run_records(RunsFilter(job_name=rating_job_name(VICTIM)))
+        assert [r.dagster_run.status for r in records] == [DagsterRunStatus.FAILURE]
+        others = instance.get_run_records(RunsFilter(statuses=[DagsterRunStatus.SUCCESS]))
+        assert {r.dagster_run.job_name for r in others} >= {rating_job_name(s) for s in SYSTEM_NAMES if s != VICTIM}
+
+    with environment(DAGSTER_HOME=str(home)):
+        code, out, err = run_cli("run", "--raw", str(REPO / "data" / "raw"), "--warehouse", str(warehouse), "--quiet")
+    assert code == 0, out + err
+    assert tree_bytes(warehouse) == tree_bytes(sample_run[0])  # the sample from scratch
