@@ -2,8 +2,6 @@
 
 import datetime as dt
 
-import pytest
-
 from pipeline.synthetic.generator import synthetic_games
 from tests.support import run_cli, tree_bytes, write_csv
 
@@ -68,14 +66,17 @@ def test_systems_side_by_side_write_what_one_after_another_writes(tmp_path):
 
 
 def test_systems_run_in_this_process_one_at_a_time_else_each_in_a_spawned_process(monkeypatch):
-    """One system at a time rates in the command's process; more start a pool of that many
-    processes, spawned (this process holds DuckDB's and Arrow's threads, which a fork would copy)."""
+    """One system at a time rates in the command's process; more run each in a spawned process of
+    its own (this process holds DuckDB's and Arrow's threads, which a fork would copy), at most that
+    many at once, their summaries yielded in the plans' order."""
+    import multiprocessing
+
     import pipeline.orchestrate as orchestrate
     from pipeline.core.months import Month
     from pipeline.rating.planning import Plan
     from pipeline.settings import Settings
 
-    in_process, pools = [], []
+    in_process, start_methods = [], []
     monkeypatch.setattr(
         orchestrate,
         "rate_system",
@@ -83,19 +84,41 @@ def test_systems_run_in_this_process_one_at_a_time_else_each_in_a_spawned_proces
     )
     monkeypatch.setattr(orchestrate, "first_months_now", lambda settings: {})  # no warehouse here
 
-    class NoPool:
-        def __init__(self, max_workers, mp_context):
-            pools.append((max_workers, mp_context.get_start_method()))
-            raise RuntimeError("no process is started here")
+    class Child:
+        """A process that reports its plan's summary as soon as it starts."""
 
-    monkeypatch.setattr(orchestrate, "ProcessPoolExecutor", NoPool)
+        live = most = 0
+
+        def __init__(self, target, args, name):
+            self.plan, self.sender, self.exitcode, self.joined = args[0], args[4], 0, False
+
+        def start(self):
+            Child.live += 1
+            Child.most = max(Child.most, Child.live)
+            self.sender.send(orchestrate.SystemRun(self.plan.system, self.plan.first, self.plan.last, 1, 0.0))
+
+        def join(self):
+            Child.live -= not self.joined
+            self.joined = True
+
+    class Spawning:
+        Pipe = staticmethod(multiprocessing.Pipe)
+        Process = Child
+
+    def get_context(method):
+        start_methods.append(method)
+        return Spawning()
+
+    monkeypatch.setattr(orchestrate.multiprocessing, "get_context", get_context)
     month = Month(2026, 1)
     plans = [Plan(s, month, month) for s in ("club", "eagle", "diwz", "dip_pouch")]
     list(orchestrate.rate_systems(plans, Settings(systems_at_once=1)))
-    assert in_process == ["club", "eagle", "diwz", "dip_pouch"] and pools == []
-    with pytest.raises(RuntimeError, match="no process"):
-        list(orchestrate.rate_systems(plans, Settings(systems_at_once=3)))
-    assert pools == [(3, "spawn")]
-    with pytest.raises(RuntimeError, match="no process"):
-        list(orchestrate.rate_systems(plans[:2], Settings(systems_at_once=4)))
-    assert pools[-1] == (2, "spawn")  # never more processes than runs
+    assert in_process == ["club", "eagle", "diwz", "dip_pouch"] and start_methods == []
+    runs = list(orchestrate.rate_systems(plans, Settings(systems_at_once=3)))
+    assert [r.system for r in runs] == ["club", "eagle", "diwz", "dip_pouch"] and in_process == [
+        s.system for s in plans
+    ]
+    assert start_methods == ["spawn"] and Child.most == 3 and Child.live == 0
+    Child.most = 0
+    list(orchestrate.rate_systems(plans[:2], Settings(systems_at_once=4)))
+    assert Child.most == 2  # never more processes than runs
