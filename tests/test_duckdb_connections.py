@@ -30,3 +30,17 @@ def test_every_connection_goes_through_connect():
                 if not any("quiet(" in after for after in lines[k : k + 3]):
                     opened.append(f"{path.relative_to(ROOT)}:{k + 1}")
     assert opened == []
+
+
+def test_a_small_memory_limit_runs_duckdb_on_fewer_threads():
+    # An aggregation's per-thread state does not spill: 256MB shared by two threads runs out in the
+    # validation of 1M games, where one thread completes (benchmarks/RESULTS.md, memory).
+    from pipeline.warehouse.store import memory_bytes, threads_for_memory
+
+    assert memory_bytes("256MB") == 256e6 and memory_bytes("2 GiB") == 2 * 1024**3 and memory_bytes("lots") is None
+    assert threads_for_memory("256MB", 2) == 1
+    assert threads_for_memory("2GB", 2) == 2 and threads_for_memory("2GB", 8) == 2
+    assert threads_for_memory("16GB", 8) == 8
+    assert threads_for_memory("lots", 8) is None
+    con = connect(config=Warehouse("/tmp/w", Settings(duckdb_memory="256MB")).duckdb_config)
+    assert con.execute("SELECT current_setting('threads')").fetchone() == (1,)

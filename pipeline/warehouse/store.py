@@ -152,6 +152,30 @@ def file_location(path) -> str:
     return str(path.resolve()) if is_local(path) else str(path)
 
 
+MEMORY_PER_THREAD = 1e9  # DuckDB's guidance for aggregation- and join-heavy work: 1-4 GB per thread
+_MEMORY = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]i?b|b|bytes)?", re.I)
+
+
+def memory_bytes(limit: str) -> float | None:
+    """Bytes of a DuckDB memory limit such as `256MB` (powers of 1000) or `2GiB` (of 1024);
+    None when it is not one."""
+    match = _MEMORY.fullmatch(limit.strip())
+    if match is None:
+        return None
+    unit = (match.group(2) or "b").lower()
+    if unit in ("b", "bytes"):
+        return float(match.group(1))
+    power = "kmgt".index(unit[0]) + 1
+    return float(match.group(1)) * (1024**power if "i" in unit else 1000**power)
+
+
+def threads_for_memory(limit: str, cores: int) -> int | None:
+    """DuckDB threads for a memory limit: one per MEMORY_PER_THREAD, at least one, at most the
+    cores (None when the limit is not a size DuckDB would read)."""
+    size = memory_bytes(limit)
+    return None if size is None else max(1, min(cores, int(size // MEMORY_PER_THREAD)))
+
+
 def months_under(base) -> list[Month]:
     """Months that have a file in `base`'s year=YYYY/month=MM folders, oldest first."""
     months = []
@@ -176,8 +200,13 @@ class Warehouse:
         self.remote = not is_local(self.root)
         self.local_dir = Path(settings.local_dir) / location_folder_name(str(self.root)) if self.remote else self.root
         # Every DuckDB connection is bounded (DuckDB spills large sorts to disk beyond it) instead of
-        # DuckDB's default of most of the machine's memory per connection.
+        # DuckDB's default of most of the machine's memory per connection, with the threads that
+        # memory can feed: an aggregation's per-thread state does not spill, so a small limit
+        # shared by every core runs out where one thread completes.
         self.duckdb_config = {"memory_limit": settings.duckdb_memory}
+        threads = threads_for_memory(settings.duckdb_memory, os.cpu_count() or 1)
+        if threads is not None:
+            self.duckdb_config["threads"] = str(threads)
 
     @classmethod
     def of(cls, settings: Settings) -> "Warehouse":
