@@ -340,15 +340,15 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
             answered = cast(Connection, ready)
             plan, ended = running.pop(answered)
             try:
-                runs[plan.system] = answered.recv()
+                run: SystemRun | None = answered.recv()
             except EOFError:  # the process ended without a word: killed, or out of memory
-                ended.join()
-                end_runs_of(settings, instance, rating_job_name(plan.system))
-                runs[plan.system] = SystemRun(
-                    plan.system, plan.first, plan.last, 0, 0.0, failure=death_message(ended.exitcode)
-                )
+                run = None
             answered.close()
             ended.join()
+            if run is None:
+                end_runs_of(settings, instance, rating_job_name(plan.system))
+                run = SystemRun(plan.system, plan.first, plan.last, 0, 0.0, failure=death_message(ended.exitcode))
+            runs[plan.system] = run
     for plan in plans:
         yield runs[plan.system]
 

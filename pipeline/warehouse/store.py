@@ -11,6 +11,7 @@ import re
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -176,15 +177,20 @@ def threads_for_memory(limit: str, cores: int) -> int | None:
     return None if size is None else max(1, min(cores, int(size // MEMORY_PER_THREAD)))
 
 
-def months_under(base) -> list[Month]:
-    """Months that have a file in `base`'s year=YYYY/month=MM folders, oldest first."""
-    months = []
-    for path in base.glob("year=*/month=*/*.parquet"):
+def month_files(base, name: str = "*") -> dict[Month, Any]:
+    """The files named `name`.parquet in `base`'s year=YYYY/month=MM folders, by month."""
+    found = {}
+    for path in base.glob(f"year=*/month=*/{name}.parquet"):
         y = re.match(r"year=(\d{4})", path.parent.parent.name)
         m = re.match(r"month=(\d{2})", path.parent.name)
         if y and m:
-            months.append(Month(int(y.group(1)), int(m.group(1))))
-    return sorted(set(months))
+            found[Month(int(y.group(1)), int(m.group(1)))] = path
+    return found
+
+
+def months_under(base) -> list[Month]:
+    """Months that have a file in `base`'s year=YYYY/month=MM folders, oldest first."""
+    return sorted(month_files(base))
 
 
 class Warehouse:

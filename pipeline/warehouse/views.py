@@ -9,7 +9,7 @@ import duckdb
 
 from pipeline.core.months import Month
 from pipeline.warehouse.sql import quote_ident, quote_literal
-from pipeline.warehouse.store import Warehouse, file_location
+from pipeline.warehouse.store import Warehouse, file_location, month_files
 
 OUTPUT_KINDS = ("rankings", "history", "awards")
 QUALITY_VIEW = "quality"  # one view of the quality tables of every month (no folder per system)
@@ -19,13 +19,8 @@ def committed_files(warehouse: Warehouse, kind: str, owner: str, manifest: str) 
     """The locations of the `kind` files of the months `manifest` commits, oldest first."""
     committed = {Month.parse(key) for key in warehouse.load_manifest(manifest)}
     folder = warehouse.root / kind / owner if owner else warehouse.root / kind
-    on_disk = {month_of(path): path for path in folder.glob(f"year=*/month=*/{kind}.parquet")}
+    on_disk = month_files(folder, kind)
     return [file_location(on_disk[m]) for m in sorted(committed & on_disk.keys())]
-
-
-def month_of(path) -> Month:
-    """The month of a file in a year=YYYY/month=MM folder."""
-    return Month(int(path.parent.parent.name.removeprefix("year=")), int(path.parent.name.removeprefix("month=")))
 
 
 def refresh_views(
