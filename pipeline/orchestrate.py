@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import re
 import signal
 import time
 import warnings
@@ -202,8 +203,14 @@ def end_runs_of(settings: Settings, instance: DagsterInstance | None, job_name: 
         end_abandoned_runs(opened, settings, job_name)
 
 
+# How Celery reports a task whose worker process died (dagster-celery fails the run with it).
+LOST_WORKER = re.compile(
+    r"\[(?P<step>[^\]]+)\]: \S*WorkerLostError: Worker exited prematurely: signal \d+ \((?P<signal>\w+)\)"
+)
+
+
 def failure_message(result) -> str:
-    """The first failed step and the innermost error that failed it."""
+    """The first failed step and the innermost error that failed it, else why the run failed."""
     for event in result.all_events:
         if event.is_step_failure:
             error = event.step_failure_data.error
@@ -212,7 +219,25 @@ def failure_message(result) -> str:
                 error = error.cause
             message = error.message.strip().splitlines()[0] if error else "step failed"
             return f"{event.step_key}: {message}"
+    for event in result.all_events:
+        if event.is_run_failure and event.job_failure_data.error is not None:
+            return run_failure_message(event.job_failure_data.error.message)
     return "the run failed"
+
+
+def run_failure_message(text: str) -> str:
+    """A run-level error in one line; a step whose Celery worker process died, in words a user can act on."""
+    lost = LOST_WORKER.search(text)
+    if lost:
+        return (
+            f"{lost['step']}: the Celery worker process running it was killed by {lost['signal']}"
+            f"{OOM_HINT if lost['signal'] == 'SIGKILL' else ''}; {NOTHING_HALF_DONE}"
+        )
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    # "errors occurred in workers:" names them on the next line.
+    return (
+        " ".join(lines[:2]) if len(lines) > 1 and lines[0].endswith(":") else (lines[0] if lines else "the run failed")
+    )
 
 
 def ingest(settings: Settings, example_limit: int, instance: DagsterInstance | None = None) -> IngestOutcome:
@@ -286,14 +311,17 @@ def _rate_system_in_child(
     results.close()
 
 
+OOM_HINT = " (what the kernel's out-of-memory killer sends)"
+NOTHING_HALF_DONE = "no unfinished month was committed, and the next run computes them"
+
+
 def death_message(exitcode: int | None) -> str:
     """Why a system's process ended without reporting its run, in words a user can act on."""
     if exitcode is not None and exitcode < 0:
         name = signal.Signals(-exitcode).name
-        cause = " (what the kernel's out-of-memory killer sends)" if name == "SIGKILL" else ""
         return (
-            f"its process was killed by {name}{cause}; no unfinished month was committed, and the next "
-            "run computes them (if memory ran out, see the README's memory section)"
+            f"its process was killed by {name}{OOM_HINT if name == 'SIGKILL' else ''}; {NOTHING_HALF_DONE} "
+            "(if memory ran out, see the README's memory section)"
         )
     return f"its process exited with code {exitcode} before it reported; the next run computes its months"
 

@@ -66,6 +66,8 @@ class Stack:
     redis_port: int = 0
     s3_port: int = 0
     processes: list[subprocess.Popen] = field(default_factory=list)
+    postgres: subprocess.Popen | None = None
+    s3: subprocess.Popen | None = None
     worker_logs: list[Path] = field(default_factory=list)
 
     @property
@@ -124,7 +126,26 @@ class Stack:
         log.touch()
         if os.geteuid() == 0:
             shutil.chown(log, "postgres")
-        self.spawn(
+        self.start_postgres_server()
+        deadline = time.monotonic() + 30
+        while True:
+            made = subprocess.run(
+                as_postgres_user(
+                    [postgres_bin("createdb"), "-h", "127.0.0.1", "-p", str(self.pg_port), "-U", "dagster", "dagster"]
+                ),
+                capture_output=True,
+                text=True,
+            )
+            if made.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"createdb failed: {made.stderr}")
+            time.sleep(0.5)  # accepting connections before it is ready for them
+
+    def start_postgres_server(self) -> None:
+        """The PostgreSQL server on the cluster `start_postgres` made, listening on its port."""
+        data, log = self.root / "pg", self.root / "postgres.log"
+        self.postgres = self.spawn(
             as_postgres_user(
                 [
                     postgres_bin("postgres"),
@@ -143,20 +164,24 @@ class Stack:
             log,
         )
         wait_for_port(self.pg_port, "PostgreSQL", log=log)
-        deadline = time.monotonic() + 30
-        while True:
-            made = subprocess.run(
-                as_postgres_user(
-                    [postgres_bin("createdb"), "-h", "127.0.0.1", "-p", str(self.pg_port), "-U", "dagster", "dagster"]
-                ),
-                capture_output=True,
-                text=True,
-            )
-            if made.returncode == 0:
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"createdb failed: {made.stderr}")
-            time.sleep(0.5)  # accepting connections before it is ready for them
+
+    def restart_postgres(self) -> None:
+        """Restart PostgreSQL as a service manager does (fast shutdown, then a new server on the
+        same data): every open connection is cut."""
+        assert self.postgres is not None
+        os.killpg(self.postgres.pid, signal.SIGINT)  # PostgreSQL's fast shutdown (SIGTERM waits for every client)
+        self.postgres.wait(timeout=60)
+        self.processes.remove(self.postgres)
+        self.start_postgres_server()
+
+    def pause_s3(self, seconds: float) -> None:
+        """Stop the S3 emulator (SIGSTOP) for `seconds`, then let it go on: requests meanwhile wait."""
+        assert self.s3 is not None
+        os.killpg(self.s3.pid, signal.SIGSTOP)
+        try:
+            time.sleep(seconds)
+        finally:
+            os.killpg(self.s3.pid, signal.SIGCONT)
 
     def start_redis(self) -> None:
         server = shutil.which("redis-server")
@@ -172,7 +197,7 @@ class Stack:
     def start_s3(self) -> None:
         self.s3_port = free_port()
         log = self.root / "moto.log"
-        self.spawn([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(self.s3_port)], log)
+        self.s3 = self.spawn([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(self.s3_port)], log)
         wait_for_port(self.s3_port, "moto S3 emulator", log=log)
         import s3fs
 
