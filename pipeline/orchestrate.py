@@ -233,11 +233,11 @@ def run_failure_message(text: str) -> str:
             f"{lost['step']}: the Celery worker process running it was killed by {lost['signal']}"
             f"{OOM_HINT if lost['signal'] == 'SIGKILL' else ''}; {NOTHING_HALF_DONE}"
         )
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "the run failed"
     # "errors occurred in workers:" names them on the next line.
-    return (
-        " ".join(lines[:2]) if len(lines) > 1 and lines[0].endswith(":") else (lines[0] if lines else "the run failed")
-    )
+    return " ".join(lines[:2]) if lines[0].endswith(":") else lines[0]
 
 
 def ingest(settings: Settings, example_limit: int, instance: DagsterInstance | None = None) -> IngestOutcome:
