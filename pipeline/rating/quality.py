@@ -26,7 +26,7 @@ from pipeline.rating.inputs import RESPONSIBLE_PLAYER_SQL
 from pipeline.rating.ranges import forget_manifest_months, remove_file
 from pipeline.rating.writer import validate_output
 from pipeline.systems.registry import SYSTEM_NAMES, system_class
-from pipeline.warehouse.store import Warehouse, atomic_write_parquet, file_location
+from pipeline.warehouse.store import Warehouse, atomic_write_parquet
 from schemas.quality import Quality
 
 # Bumped whenever the table's definition or layout changes: every month is then scored again.
@@ -197,8 +197,9 @@ def stale_quality_range(
     if not fingerprints:
         return None
     recorded = warehouse.load_manifest(QUALITY_MANIFEST)
+    written = set(warehouse.quality_months())
     for month, fingerprint in fingerprints.items():
-        if recorded.get(str(month)) != fingerprint or not warehouse.quality(month).exists():
+        if recorded.get(str(month)) != fingerprint or month not in written:
             return month, max(fingerprints)
     return None
 
@@ -222,56 +223,62 @@ def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Mont
     """The quality table of every month from `first` to `last` that any system has a snapshot of."""
     months = system_months(warehouse)
     window = month_range(first.shift(1 - TRAILING_MONTHS), last)
-    con = warehouse.scan()
-    try:
-        games_files = [file_location(p) for p in warehouse.validated_files("games", window[0], last)]
-        if games_files:
-            con.execute(f"CREATE TEMP TABLE game_outcomes AS {GAME_OUTCOMES_SQL}", [games_files])
-        scored = []
-        for name in SYSTEM_NAMES:
-            cls = system_class(name)
-            history = [
-                file_location(warehouse.history(name, m))
-                for m in window
-                if m in months[name] and warehouse.history(name, m).exists()
-            ]
-            if not history or (cls.feed == "games" and not games_files):
-                continue
-            tables = [
-                file_location(warehouse.rankings(name, m.previous())) for m in window if m.previous() in months[name]
-            ]
-            files = FILES_SQL if cls.list_column is None else LIST_SQL.format(column=cls.list_column)
-            rated = RATED_ROWS_SQL[cls.feed].format(
-                month=MONTH_INDEX.format("h.source_date"),
-                rating="coalesce(r.rating, ?)" if tables else "?::DOUBLE",
-                history=files,
-                previous=PREVIOUS_TABLE_SQL.format(tables=files) if tables else "",
-            )
-            listed = [] if cls.list_column is None else [cls.lists[0]]
-            parameters = [name, cls.newcomer_rating, history, *listed, *([tables, *listed] if tables else [])]
-            scored.append(scored_sources(con.sql(SOURCES_SQL.format(rated=rated), params=parameters).to_arrow_table()))
-        con.register("scored", pa.concat_tables(scored) if scored else SCORED_COLUMNS.empty_table())
-        calendar = pa.table(
-            {
-                "system": [name for name in SYSTEM_NAMES for m in window if m in months[name]],
-                "m": pa.array(
-                    [month_index(m) for name in SYSTEM_NAMES for m in window if m in months[name]], pa.int64()
-                ),
-            }
+    games = warehouse.validated_files("games", window[0], last)
+    inputs = {}  # per system: its history files of the window and its tables of the months before
+    for name in SYSTEM_NAMES:
+        history = set(warehouse.written_months("history", name))
+        inputs[name] = (
+            [warehouse.history(name, m) for m in window if m in months[name] and m in history],
+            [warehouse.rankings(name, m.previous()) for m in window if m.previous() in months[name]],
         )
-        con.register("calendar", calendar)
-        monthly = con.sql(
-            MONTHLY_SQL,
-            params=[
-                list(COMMON_SYSTEMS),
-                len(COMMON_SYSTEMS),
-                TRAILING_MONTHS - 1,
-                list(COMMON_SYSTEMS),
-                month_index(first),
-            ],
-        ).to_arrow_table()
-    finally:
-        con.close()
+    files = [*games, *(path for pair in inputs.values() for paths in pair for path in paths)]
+    with warehouse.readable(files) as locations:
+        location = dict(zip(map(str, files), locations))
+        con = warehouse.scan()
+        try:
+            games_files = [location[str(p)] for p in games]
+            if games_files:
+                con.execute(f"CREATE TEMP TABLE game_outcomes AS {GAME_OUTCOMES_SQL}", [games_files])
+            scored = []
+            for name, (history_paths, table_paths) in inputs.items():
+                cls = system_class(name)
+                if not history_paths or (cls.feed == "games" and not games_files):
+                    continue
+                history = [location[str(p)] for p in history_paths]
+                tables = [location[str(p)] for p in table_paths]
+                files_sql = FILES_SQL if cls.list_column is None else LIST_SQL.format(column=cls.list_column)
+                rated = RATED_ROWS_SQL[cls.feed].format(
+                    month=MONTH_INDEX.format("h.source_date"),
+                    rating="coalesce(r.rating, ?)" if tables else "?::DOUBLE",
+                    history=files_sql,
+                    previous=PREVIOUS_TABLE_SQL.format(tables=files_sql) if tables else "",
+                )
+                listed = [] if cls.list_column is None else [cls.lists[0]]
+                parameters = [name, cls.newcomer_rating, history, *listed, *([tables, *listed] if tables else [])]
+                sources = con.sql(SOURCES_SQL.format(rated=rated), params=parameters).to_arrow_table()
+                scored.append(scored_sources(sources))
+            con.register("scored", pa.concat_tables(scored) if scored else SCORED_COLUMNS.empty_table())
+            calendar = pa.table(
+                {
+                    "system": [name for name in SYSTEM_NAMES for m in window if m in months[name]],
+                    "m": pa.array(
+                        [month_index(m) for name in SYSTEM_NAMES for m in window if m in months[name]], pa.int64()
+                    ),
+                }
+            )
+            con.register("calendar", calendar)
+            monthly = con.sql(
+                MONTHLY_SQL,
+                params=[
+                    list(COMMON_SYSTEMS),
+                    len(COMMON_SYSTEMS),
+                    TRAILING_MONTHS - 1,
+                    list(COMMON_SYSTEMS),
+                    month_index(first),
+                ],
+            ).to_arrow_table()
+        finally:
+            con.close()
     return split_months(monthly)
 
 

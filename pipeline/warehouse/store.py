@@ -10,6 +10,8 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -179,13 +181,26 @@ def threads_for_memory(limit: str, cores: int) -> int | None:
 
 def month_files(base, name: str = "*") -> dict[Month, Any]:
     """The files named `name`.parquet in `base`'s year=YYYY/month=MM folders, by month."""
+    pattern = re.compile(
+        rf"year=(\d{{4}})/month=(\d{{2}})/{'[^/]+' if name == '*' else re.escape(name)}\.parquet"
+    )
     found = {}
-    for path in base.glob(f"year=*/month=*/{name}.parquet"):
-        y = re.match(r"year=(\d{4})", path.parent.parent.name)
-        m = re.match(r"month=(\d{2})", path.parent.name)
-        if y and m:
-            found[Month(int(y.group(1)), int(m.group(1)))] = path
+    for relative in relative_files(base):
+        match = pattern.fullmatch(relative)
+        if match:
+            found[Month(int(match.group(1)), int(match.group(2)))] = base.joinpath(*relative.split("/"))
     return found
+
+
+def relative_files(base) -> list[str]:
+    """Every file under `base`, as paths relative to it with `/` between the parts. Object
+    storage is listed in one recursive listing, not one request per folder."""
+    if is_local(base):
+        if not base.is_dir():
+            return []
+        return [p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()]
+    prefix = base.path.rstrip("/") + "/"
+    return [p[len(prefix) :] for p in base.fs.find(base.path) if p.startswith(prefix)]
 
 
 def months_under(base) -> list[Month]:
@@ -258,6 +273,22 @@ class Warehouse:
         con = connect(":memory:", config=self.duckdb_config)
         con.register_filesystem(self.root.fs)
         return con
+
+    @contextmanager
+    def readable(self, paths: list) -> Iterator[list[str]]:
+        """The locations DuckDB reads these warehouse files from, in order, while the context is
+        open. Locally the files themselves. From object storage, local copies fetched
+        concurrently: DuckDB's reads through the registered filesystem fetch one object at a
+        time, which dominates a query over hundreds of small monthly files."""
+        if not self.remote:
+            yield [file_location(p) for p in paths]
+            return
+        self.local_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".fetched-", dir=self.local_dir) as folder:
+            copies = [os.path.join(folder, f"{n}.parquet") for n in range(len(paths))]
+            if paths:
+                self.root.fs.get([p.path for p in paths], copies)
+            yield copies
 
     def query(self, sql: str, parameters: list) -> list[tuple]:
         """The rows of one query over the warehouse's files, on a connection of its own."""
