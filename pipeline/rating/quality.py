@@ -226,9 +226,9 @@ def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Mont
     games = warehouse.validated_files("games", window[0], last)
     inputs = {}  # per system: its history files of the window and its tables of the months before
     for name in SYSTEM_NAMES:
-        history = set(warehouse.written_months("history", name))
+        with_history = set(warehouse.written_months("history", name))
         inputs[name] = (
-            [warehouse.history(name, m) for m in window if m in months[name] and m in history],
+            [warehouse.history(name, m) for m in window if m in months[name] and m in with_history],
             [warehouse.rankings(name, m.previous()) for m in window if m.previous() in months[name]],
         )
     files = [*games, *(path for pair in inputs.values() for paths in pair for path in paths)]

@@ -181,9 +181,7 @@ def threads_for_memory(limit: str, cores: int) -> int | None:
 
 def month_files(base, name: str = "*") -> dict[Month, Any]:
     """The files named `name`.parquet in `base`'s year=YYYY/month=MM folders, by month."""
-    pattern = re.compile(
-        rf"year=(\d{{4}})/month=(\d{{2}})/{'[^/]+' if name == '*' else re.escape(name)}\.parquet"
-    )
+    pattern = re.compile(rf"year=(\d{{4}})/month=(\d{{2}})/{'[^/]+' if name == '*' else re.escape(name)}\.parquet")
     found = {}
     for relative in relative_files(base):
         match = pattern.fullmatch(relative)
