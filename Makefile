@@ -8,6 +8,8 @@ PRODUCTION_STAMP := $(VENV)/.production-$(shell cksum pyproject.toml | cut -d' '
 WAREHOUSE ?= data/warehouse
 # The user's Dagster instance, for `make run` and `make ui` only: the tests make their own.
 run ui: export DAGSTER_HOME ?= $(abspath $(WAREHOUSE))/.dagster
+# The UI offers the months that have data (the sample ends in 2020); see the README's UI section.
+ui: export DIPRANK_PARTITIONS_END ?= data
 # Numba's cache of the kernels, in a folder named for the kernels' sources (pipeline/systems/kernel_cache.py),
 # chosen before numba is imported; a NUMBA_CACHE_DIR of the user's is kept.
 compile run ui test bench: export NUMBA_CACHE_DIR ?= $(shell $(PYTHON) -m pipeline.systems.kernel_cache)

@@ -14,40 +14,35 @@ from dagster import Definitions, JobDefinition, definitions
 from assets.ingest import ingest_feeds
 from assets.quality import build_quality_asset
 from assets.ratings import build_rating_assets
-from pipeline.core.months import Month
 from pipeline.defs.executors import executor_for
 from pipeline.defs.jobs import build_jobs
-from pipeline.defs.partitions import first_partitions, quality_partitions, rating_partitions
+from pipeline.defs.partitions import PartitionBounds, partition_bounds, quality_partitions, rating_partitions
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.schedules import build_schedules
 from pipeline.defs.sensors import build_sensors
 from pipeline.settings import Settings
 
 
-def build_definitions(settings: Settings, first_months: dict[str, Month] | None = None) -> Definitions:
-    """Every definition of the code location, for these settings; each system's partitions start
-    at `first_months` (default: its first month with data in the warehouse now)."""
-    first_months = first_months or first_partitions(settings)
-    partitions = rating_partitions(first_months)
-    scored = quality_partitions(first_months)
+def build_definitions(settings: Settings, bounds: PartitionBounds | None = None) -> Definitions:
+    """Every definition of the code location, for these settings; the partitions run within
+    `bounds` (default: as the warehouse's data stands now)."""
+    bounds = bounds or partition_bounds(settings)
+    partitions = rating_partitions(bounds)
+    scored = quality_partitions(bounds)
     jobs = build_jobs(settings.warehouse_dir, partitions, scored)
     return Definitions(
         assets=[ingest_feeds, *build_rating_assets(partitions), build_quality_asset(scored)],
         resources={"diprank": DiprankResource.from_settings(settings)},
         jobs=jobs.all(),
         schedules=build_schedules(jobs.ingest),
-        sensors=build_sensors(jobs, first_months),
+        sensors=build_sensors(jobs, bounds),
         executor=executor_for(settings),
     )
 
 
 @lru_cache(maxsize=4)
-def _definitions_for(
-    environment: tuple[tuple[str, str], ...], first_months: tuple[tuple[str, str], ...]
-) -> Definitions:
-    return build_definitions(
-        Settings.from_env(dict(environment)), {system: Month.parse(month) for system, month in first_months}
-    )
+def _definitions_for(environment: tuple[tuple[str, str], ...], bounds: tuple[tuple[str, str], ...]) -> Definitions:
+    return build_definitions(Settings.from_env(dict(environment)), PartitionBounds.from_arguments(dict(bounds)))
 
 
 @definitions
@@ -56,10 +51,10 @@ def defs() -> Definitions:
     return build_definitions(Settings.from_env())
 
 
-def job_definition(name: str, settings_environment: dict[str, str], first_months: dict[str, str]) -> JobDefinition:
-    """A job by name, for the settings given as environment variables and the systems' first
-    partitions: the target of `diprank run`'s reconstructable runs, so every process of a run
-    (steps, workers) builds the same job as the command."""
-    return _definitions_for(
-        tuple(sorted(settings_environment.items())), tuple(sorted(first_months.items()))
-    ).resolve_job_def(name)
+def job_definition(name: str, settings_environment: dict[str, str], bounds: dict[str, str]) -> JobDefinition:
+    """A job by name, for the settings given as environment variables and the partitions' bounds
+    (`PartitionBounds.as_arguments`): the target of `diprank run`'s reconstructable runs, so every
+    process of a run (steps, workers) builds the same job as the command."""
+    return _definitions_for(tuple(sorted(settings_environment.items())), tuple(sorted(bounds.items()))).resolve_job_def(
+        name
+    )

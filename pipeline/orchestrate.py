@@ -14,7 +14,7 @@ import re
 import signal
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -29,7 +29,7 @@ from pipeline.core.months import Month, month_range
 from pipeline.core.progress import PROGRESS_LOGGER, show_progress
 from pipeline.defs.instance import prepare_local_instance
 from pipeline.defs.jobs import INGEST_JOB, QUALITY_JOB, rating_job_name
-from pipeline.defs.partitions import first_partitions
+from pipeline.defs.partitions import partition_bounds
 from pipeline.defs.tags import (
     COMMAND_LINE_TAG,
     INGEST_STEP,
@@ -133,9 +133,13 @@ def dagster_instance(settings: Settings) -> DagsterInstance:
     return DagsterInstance.from_config(str(prepare_local_instance(Path(settings.dagster_home))))
 
 
-def first_months_now(settings: Settings) -> dict[str, str]:
-    """The systems' first partitions as of now (after ingest, for a rating job), as job arguments."""
-    return {system: str(month) for system, month in first_partitions(settings).items()}
+def bounds_now(settings: Settings, last_planned: Month | None = None) -> dict[str, str]:
+    """The partitions' bounds as of now (after ingest, for a rating job), as job arguments;
+    partitions that end at the data reach `last_planned` too (a run `--to` a later month)."""
+    bounds = partition_bounds(settings)
+    if bounds.last is not None and last_planned is not None and last_planned > bounds.last:
+        bounds = replace(bounds, last=last_planned)
+    return bounds.as_arguments()
 
 
 def run_job(
@@ -143,18 +147,18 @@ def run_job(
     name: str,
     tags: dict[str, str] | None = None,
     instance: DagsterInstance | None = None,
-    first_months: dict[str, str] | None = None,
+    bounds: dict[str, str] | None = None,
 ):
     """Execute one job of the code location to completion on `instance` (else one opened for it),
-    its partitions starting at `first_months` (default: as of now); returns Dagster's result."""
+    its partitions within `bounds` (default: as of now); returns Dagster's result."""
     # Reconstructable, so that executors running steps in other processes load the same job there,
-    # built from these settings and the systems' first partitions: they travel as the job's arguments.
-    first_months = first_months or first_months_now(settings)
+    # built from these settings and the partitions' bounds: they travel as the job's arguments.
+    bounds = bounds or bounds_now(settings)
     tags = {**(tags or {}), COMMAND_LINE_TAG: "true"}
     job = build_reconstructable_job(
         "pipeline.definitions",
         "job_definition",
-        reconstructable_args=(name, settings.environment(), first_months),  # type: ignore[arg-type]  # annotated as a 1-tuple, takes any
+        reconstructable_args=(name, settings.environment(), bounds),  # type: ignore[arg-type]  # annotated as a 1-tuple, takes any
     )
     if instance is not None:
         return execute_job(job, instance=instance, run_config=QUIET_LOGS, tags=tags, raise_on_error=False)
@@ -275,7 +279,7 @@ def rebuilt_message(result) -> str:
 
 
 def rate_system(
-    plan: Plan, settings: Settings, instance: DagsterInstance | None = None, first_months: dict[str, str] | None = None
+    plan: Plan, settings: Settings, instance: DagsterInstance | None = None, bounds: dict[str, str] | None = None
 ) -> SystemRun:
     """One system's range run, to completion."""
     started = time.perf_counter()
@@ -285,7 +289,7 @@ def rate_system(
         rating_job_name(plan.system),
         tags=range_tags(first.partition_key, last.partition_key),
         instance=instance,
-        first_months=first_months,
+        bounds=bounds,
     )
     run = SystemRun(plan.system, first, last, len(month_range(first, last)), time.perf_counter() - started)
     if not result.success:
@@ -297,14 +301,14 @@ def rate_system(
 
 
 def _rate_system_in_child(
-    plan: Plan, settings: Settings, progress: bool, first_months: dict[str, str], results: Connection
+    plan: Plan, settings: Settings, progress: bool, bounds: dict[str, str], results: Connection
 ) -> None:
     # A process of its own, started anew: as quiet as the command, its progress lines shown the same way.
     warnings.filterwarnings("ignore")
     logging.getLogger("dagster").setLevel(logging.ERROR)
     show_progress(progress)
     try:
-        run = rate_system(plan, settings, first_months=first_months)
+        run = rate_system(plan, settings, bounds=bounds)
     except Exception as error:  # reported by the parent like a failed run
         run = SystemRun(plan.system, plan.first, plan.last, 0, 0.0, failure=f"{type(error).__name__}: {error}")
     results.send(run)
@@ -341,10 +345,11 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
     spawned, not forked: this process holds DuckDB's and Arrow's thread pools.
     """
     at_once = min(settings.systems_at_once, len(plans))
-    first_months = first_months_now(settings)  # the feeds do not change while the systems run
+    # The feeds do not change while the systems run.
+    bounds = bounds_now(settings, max(plan.bounds()[1] for plan in plans) if plans else None)
     if at_once <= 1:
         for plan in plans:
-            yield rate_system(plan, settings, instance, first_months)
+            yield rate_system(plan, settings, instance, bounds)
         return
     progress = bool(logging.getLogger(PROGRESS_LOGGER).handlers)
     context = multiprocessing.get_context("spawn")
@@ -358,7 +363,7 @@ def rate_systems(plans: list[Plan], settings: Settings, instance: DagsterInstanc
             receiver, sender = context.Pipe(duplex=False)
             child = context.Process(
                 target=_rate_system_in_child,
-                args=(plan, settings, progress, first_months, sender),
+                args=(plan, settings, progress, bounds, sender),
                 name=f"diprank {plan.system}",
             )
             child.start()
@@ -389,7 +394,13 @@ def score_quality(settings: Settings, instance: DagsterInstance | None = None) -
         return None
     started = time.perf_counter()
     first, last = stale
-    result = run_job(settings, QUALITY_JOB, tags=range_tags(first.partition_key, last.partition_key), instance=instance)
+    result = run_job(
+        settings,
+        QUALITY_JOB,
+        tags=range_tags(first.partition_key, last.partition_key),
+        instance=instance,
+        bounds=bounds_now(settings, last),
+    )
     run = SystemRun(QUALITY_ASSET, first, last, len(month_range(first, last)), time.perf_counter() - started)
     if not result.success:
         run.failure = failure_message(result)

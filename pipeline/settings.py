@@ -34,10 +34,14 @@ ENV_DAGSTER_HOME = "DAGSTER_HOME"
 ENV_TODAY = "DIPRANK_TODAY"
 ENV_SETTLE_SECONDS = "DIPRANK_SETTLE_SECONDS"
 ENV_DEBUG = "DIPRANK_DEBUG"
+ENV_PARTITIONS_END = "DIPRANK_PARTITIONS_END"
 
 EXECUTORS = ("in_process", "multiprocess", "celery")
 EAGLE_POSITIONS = ("published", "live")
 DIWZ_NEWCOMERS = ("erstzahl", "start_1600")
+# Where the monthly partitions end: the current month, or the last month with data when the code
+# location loads (see pipeline/defs/partitions.py).
+PARTITIONS_ENDS = ("current", "data")
 
 
 class SettingsError(ValueError):
@@ -72,6 +76,7 @@ class Settings:
     warehouse_dir: str = "data/warehouse"  # a folder or an object-storage URL (s3://bucket/prefix)
     local_dir: str = "data/local"  # the DuckDB file and locks of a warehouse on object storage
     start_month: Month = Month(1990, 1)
+    partitions_end: str = "current"
     dip_pouch_cutoff_year: int = 2001
     eagle_variants: tuple[str, ...] = ("standard",)
     eagle_positions: str = "published"
@@ -97,6 +102,10 @@ class Settings:
         if self.diwz_newcomers not in DIWZ_NEWCOMERS:
             raise SettingsError(
                 f"{ENV_DIWZ_NEWCOMERS}={self.diwz_newcomers!r}: choose one of {', '.join(DIWZ_NEWCOMERS)}"
+            )
+        if self.partitions_end not in PARTITIONS_ENDS:
+            raise SettingsError(
+                f"{ENV_PARTITIONS_END}={self.partitions_end!r}: choose one of {', '.join(PARTITIONS_ENDS)}"
             )
         if not self.eagle_variants:
             raise SettingsError(f"{ENV_EAGLE_VARIANTS} names no variant")
@@ -126,6 +135,7 @@ class Settings:
             "celery_backend": ENV_CELERY_BACKEND,
             "dagster_home": ENV_DAGSTER_HOME,
             "today": ENV_TODAY,
+            "partitions_end": ENV_PARTITIONS_END,
         }
         for field, variable in text.items():
             if env.get(variable, "").strip():
@@ -195,6 +205,7 @@ class Settings:
             ENV_WAREHOUSE_DIR: self.warehouse_dir,
             ENV_LOCAL_DIR: self.local_dir,
             ENV_START_MONTH: str(self.start_month),
+            ENV_PARTITIONS_END: self.partitions_end,
             ENV_DIP_POUCH_CUTOFF: str(self.dip_pouch_cutoff_year),
             ENV_EAGLE_VARIANTS: ",".join(self.eagle_variants),
             ENV_EAGLE_POSITIONS: self.eagle_positions,

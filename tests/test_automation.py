@@ -15,6 +15,7 @@ from dagster import (
 
 from pipeline.core.months import Month
 from pipeline.definitions import build_definitions
+from pipeline.defs.partitions import PartitionBounds
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.sensors import rating_requests
 from pipeline.defs.tags import RANGE_END, RANGE_START, THROUGH_TAG
@@ -97,7 +98,7 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
     assert problems == []
     # Partitions loaded when club's data started later than it does now: club waits for a reload.
     late_start, problems = rating_requests(
-        Warehouse(warehouse), diprank.settings(), None, "k", {"club": Month(2020, 4)}
+        Warehouse(warehouse), diprank.settings(), None, "k", PartitionBounds({"club": Month(2020, 4)})
     )
     assert {r.job_name for r in late_start} == {"eagle_job", "diwz_job", "ghost_job"}
     assert len(problems) == 1 and "club" in problems[0] and "reload the code location" in problems[0]
@@ -117,3 +118,37 @@ def test_ratings_follow_ingest_from_the_first_stale_month(tmp_path):
     assert {(r.job_name, r.tags[RANGE_START], r.tags[RANGE_END]) for r in sensed} == {
         (f"{s}_job", "2020-03-01", "2020-08-01") for s in ("club", "eagle", "diwz", "ghost")
     }
+    # Partitions that end at the data (DIPRANK_PARTITIONS_END=data), loaded before the data
+    # reached June: every system waits for a reload. Loaded with June, the schedule's later month
+    # asks through June, the last partition.
+    early_end, problems = rating_requests(
+        Warehouse(warehouse), diprank.settings(), None, "k", PartitionBounds({}, Month(2020, 5))
+    )
+    assert early_end == [] and len(problems) == 4
+    assert all("reaches 2020-06, after the last partition 2020-05" in problem for problem in problems)
+    at_end, problems = rating_requests(
+        Warehouse(warehouse), diprank.settings(), Month(2020, 8), "k", PartitionBounds({}, Month(2020, 6))
+    )
+    assert problems == [] and {(r.tags[RANGE_START], r.tags[RANGE_END]) for r in at_end} == {
+        ("2020-03-01", "2020-06-01")
+    }
+
+
+def test_partitions_end_at_the_current_month_or_at_the_data(tmp_path):
+    raw, warehouse = tmp_path / "raw", tmp_path / "w"
+    write_csv(raw / "games" / "a.csv", list(synthetic_games(3, 20, 15, dt.date(2020, 1, 1), dt.date(2020, 6, 30))))
+    code, out, err = run_cli("run", "--raw", str(raw), "--warehouse", str(warehouse), "--quiet")
+    assert code == 0, out + err
+
+    def last_keys(env):
+        defs = build_definitions(Settings.from_env(env, raw_dir=str(raw), warehouse_dir=str(warehouse)))
+        return {
+            name: defs.resolve_assets_def(name).partitions_def.get_last_partition_key()
+            for name in ("club_rankings", "dip_pouch_rankings", "rating_quality")
+        }
+
+    this_month = dt.date.today().replace(day=1).isoformat()
+    assert last_keys({}) == dict.fromkeys(("club_rankings", "dip_pouch_rankings", "rating_quality"), this_month)
+    # At the data: the last month with data in any feed, for every system (dip_pouch has none).
+    at_data = last_keys({"DIPRANK_PARTITIONS_END": "data"})
+    assert at_data == dict.fromkeys(("club_rankings", "dip_pouch_rankings", "rating_quality"), "2020-06-01")

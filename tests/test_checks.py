@@ -78,10 +78,10 @@ def test_assets_report_their_checks(tmp_path):
     settings = Settings.from_env({}, raw_dir=str(raw), warehouse_dir=str(tmp_path / "w"), settle_seconds=0)
     from assets.ingest import ingest_feeds
     from assets.ratings import build_rating_assets
-    from pipeline.defs.partitions import first_partitions, rating_partitions
+    from pipeline.defs.partitions import partition_bounds, rating_partitions
     from pipeline.defs.resources import DiprankResource
 
-    rating_assets = build_rating_assets(rating_partitions(first_partitions(settings)))
+    rating_assets = build_rating_assets(rating_partitions(partition_bounds(settings)))
     instance = DagsterInstance.ephemeral()
     resources = {"diprank": DiprankResource.from_settings(settings)}
     ingest = materialize([ingest_feeds], resources=resources, instance=instance)

@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import AssetKey, DagsterInstance, DagsterRunStatus, RunsFilter
 
 from pipeline.core.months import month_range
+from pipeline.definitions import build_definitions
 from pipeline.defs.jobs import rating_job_name
+from pipeline.settings import Settings
 from pipeline.systems.registry import SYSTEM_NAMES
 from pipeline.warehouse.store import Warehouse
 from tests.support import REPO, environment, make_raw, run_cli, tree_bytes
@@ -30,8 +32,11 @@ def diprank(*args, env=None, timeout=600):
 
 @pytest.fixture(scope="module")
 def sample_run(tmp_path_factory):
+    """`make run`: the sample, with the Dagster instance in the warehouse's `.dagster` folder."""
     warehouse = tmp_path_factory.mktemp("sample") / "warehouse"
-    done = diprank("run", "--raw", "data/raw", "--warehouse", str(warehouse))
+    done = diprank(
+        "run", "--raw", "data/raw", "--warehouse", str(warehouse), env={"DAGSTER_HOME": str(warehouse / ".dagster")}
+    )
     return warehouse, done
 
 
@@ -58,6 +63,26 @@ def test_sample_run_writes_every_month_of_every_system(sample_run):
         assert store.written_months("history", system) == months
     assert store.written_months("awards", "eagle") == store.written_months("rankings", "eagle")
     assert (warehouse / "diprank.duckdb").exists()
+
+
+def test_the_ui_after_make_run_shows_no_missing_month(sample_run):
+    """What `make ui` loads after `make run` (DIPRANK_PARTITIONS_END=data, the same instance):
+    every partition of every rating asset and of the quality table is materialized."""
+    warehouse, _ = sample_run
+    with DagsterInstance.from_config(str(warehouse / ".dagster")) as instance:
+
+        def partitions(partitions_end):
+            settings = Settings.from_env({"DIPRANK_PARTITIONS_END": partitions_end}, warehouse_dir=str(warehouse))
+            defs = build_definitions(settings)
+            for name in (*(f"{system}_rankings" for system in SYSTEM_NAMES), "rating_quality"):
+                keys = set(defs.resolve_assets_def(name).partitions_def.get_partition_keys())
+                yield name, keys, instance.get_materialized_partitions(AssetKey(name))
+
+        for name, keys, materialized in partitions("data"):
+            assert keys == materialized, name
+        # Partitions to the current month: the months after the data are offered as work.
+        for name, keys, materialized in partitions("current"):
+            assert materialized < keys and min(keys - materialized) == "2021-01-01", name
 
 
 def test_duckdb_views_answer_dashboard_queries(sample_run):

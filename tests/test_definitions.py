@@ -158,6 +158,7 @@ def test_settings_are_resolved_once_with_their_defaults(tmp_path, monkeypatch):
         {"DIPRANK_DIP_POUCH_CUTOFF_YEAR": "x"},
         {"DIPRANK_EAGLE_POSITIONS": "sideways"},
         {"DIPRANK_EAGLE_VARIANTS": " , "},
+        {"DIPRANK_PARTITIONS_END": "tomorrow"},
     ):
         with pytest.raises(SettingsError, match=next(iter(bad))):
             Settings.from_env(bad)

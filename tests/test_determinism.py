@@ -80,9 +80,9 @@ def test_systems_run_in_this_process_one_at_a_time_else_each_in_a_spawned_proces
     monkeypatch.setattr(
         orchestrate,
         "rate_system",
-        lambda plan, settings, instance=None, first_months=None: in_process.append(plan.system),
+        lambda plan, settings, instance=None, bounds=None: in_process.append(plan.system),
     )
-    monkeypatch.setattr(orchestrate, "first_months_now", lambda settings: {})  # no warehouse here
+    monkeypatch.setattr(orchestrate, "bounds_now", lambda settings, last_planned=None: {})  # no warehouse here
 
     class Child:
         """A process that reports its plan's summary as soon as it starts."""

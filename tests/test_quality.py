@@ -22,7 +22,7 @@ from dagster import (
 from assets.quality import build_quality_asset
 from pipeline.core.months import Month
 from pipeline.definitions import build_definitions
-from pipeline.defs.partitions import quality_partitions
+from pipeline.defs.partitions import PartitionBounds, quality_partitions
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.tags import RANGE_END, RANGE_START
 from pipeline.rating.quality import QUALITY_MANIFEST, quality_tables, stale_quality_range
@@ -200,7 +200,7 @@ def test_the_asset_scores_a_range_the_ui_asks_for(four_months, tmp_path):
     april = store.quality(Month(2020, 4)).read_bytes()
     store.quality(Month(2020, 4)).unlink()
     single = materialize(
-        [build_quality_asset(quality_partitions({s: Month(2020, 1) for s in SYSTEM_NAMES}))],
+        [build_quality_asset(quality_partitions(PartitionBounds({s: Month(2020, 1) for s in SYSTEM_NAMES})))],
         partition_key="2020-04-01",
         instance=DagsterInstance.ephemeral(),
         resources={"diprank": DiprankResource.from_settings(settings)},

@@ -26,6 +26,7 @@ from dagster import (
 from pipeline.core.feed_spec import FILE_EXTENSIONS
 from pipeline.core.months import Month
 from pipeline.defs.jobs import Jobs, rating_job_name
+from pipeline.defs.partitions import PartitionBounds
 from pipeline.defs.resources import DiprankResource
 from pipeline.defs.tags import THROUGH_TAG, range_tags
 from pipeline.ingest.deliveries import delivery_file_states
@@ -96,19 +97,31 @@ def rating_requests(
     settings: Settings,
     through: Month | None,
     key: str,
-    first_months: dict[str, Month] | None = None,
+    bounds: PartitionBounds | None = None,
 ) -> tuple[list[RunRequest], list[str]]:
-    """One range run per system that has missing or stale months, up to `through` (or the data's end),
-    and why a system could not be requested: its data now starts before the partitions loaded."""
+    """One range run per system that has missing or stale months, up to `through` (or the data's
+    end), and why a system could not be requested: its data now starts before the partitions
+    loaded, or reaches past their last month."""
+    if bounds is not None and bounds.last is not None and through is not None and through > bounds.last:
+        # Partitions that end at the data: the months after the data are no work (data after the
+        # last partition is, and is reported below).
+        data_end = last_data_month(warehouse)
+        through = max(bounds.last, data_end) if data_end else bounds.last
     requests, problems = [], []
     for plan in plan_all(warehouse, settings, None, through):
-        if plan.first is None:
+        if plan.first is None or plan.last is None:
             continue
-        loaded = (first_months or {}).get(plan.system)
+        loaded = (bounds.first if bounds else {}).get(plan.system)
         if loaded is not None and plan.first < loaded:
             problems.append(
                 f"{plan.system}: its data now starts at {plan.first}, before its first partition "
                 f"{loaded}; reload the code location (Deployment → Reload) to rate it"
+            )
+            continue
+        if bounds is not None and bounds.past_end(plan.last):
+            problems.append(
+                f"{plan.system}: its data now reaches {plan.last}, after the last partition {bounds.last} "
+                f"(DIPRANK_PARTITIONS_END=data); reload the code location (Deployment → Reload) to rate it"
             )
             continue
         requests.append(
@@ -122,7 +135,7 @@ def rating_requests(
 
 
 def requests_after_ingest(
-    settings: Settings, through_tag: str | None, run_id: str, first_months: dict[str, Month]
+    settings: Settings, through_tag: str | None, run_id: str, bounds: PartitionBounds
 ) -> tuple[list[RunRequest], list[str]]:
     """The rating runs after an ingest: through the schedule's month (or further, if data reaches
     further), else through the data's last month."""
@@ -131,7 +144,7 @@ def requests_after_ingest(
     if through is not None:
         data_end = last_data_month(warehouse)
         through = max(through, data_end) if data_end else through
-    return rating_requests(warehouse, settings, through, run_id, first_months)
+    return rating_requests(warehouse, settings, through, run_id, bounds)
 
 
 def unfinished_rating_jobs(instance: DagsterInstance, jobs: Jobs) -> list[str]:
@@ -162,7 +175,7 @@ def quality_request(warehouse: Warehouse, pending: list[str] | None = None) -> R
     )
 
 
-def build_sensors(jobs: Jobs, first_months: dict[str, Month]) -> list[SensorDefinition]:
+def build_sensors(jobs: Jobs, bounds: PartitionBounds) -> list[SensorDefinition]:
     @sensor(
         name=NEW_RAW_FILES,
         job=jobs.ingest,
@@ -189,7 +202,7 @@ def build_sensors(jobs: Jobs, first_months: dict[str, Month]) -> list[SensorDefi
     )
     def rate_after_ingest(context, diprank: DiprankResource):
         requests, problems = requests_after_ingest(
-            diprank.settings(), context.dagster_run.tags.get(THROUGH_TAG), context.dagster_run.run_id, first_months
+            diprank.settings(), context.dagster_run.tags.get(THROUGH_TAG), context.dagster_run.run_id, bounds
         )
         for problem in problems:
             context.log.warning(problem)
