@@ -306,3 +306,12 @@ def test_pipeline_quality_equals_the_reference(tmp_path):
     assert sorted(written) == sorted(expected)
     for month, rows in expected.items():
         assert written[month] == [approx_row(r) for r in rows], month
+    # The range is scored in chunks of months (24 by default, so this run's 47 months of window
+    # in two); any chunking gives the same tables.
+    from pipeline.rating.quality import quality_tables
+    from pipeline.warehouse.store import Warehouse
+
+    months = sorted(Month.parse(m) for m in written)
+    for chunk_months in (1, 7):
+        tables = quality_tables(Warehouse(warehouse), months[0], months[-1], chunk_months)
+        assert {str(m): sorted(t.to_pylist(), key=lambda r: r["system"]) for m, t in tables.items()} == written

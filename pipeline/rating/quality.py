@@ -110,25 +110,31 @@ SOURCES_SQL = (
     "SELECT system, m, source_id, list({{'rating': rating, 'outcome': outcome::BIGINT}}) AS players, "
     "count(*) FILTER (WHERE outcome IS NULL) AS unmatched FROM ({rated}) GROUP BY system, m, source_id"
 )
-MONTHLY_SQL = """
+# Each system's month sums of a chunk of months, over its games and events with pairs, and over
+# those of them that every common system rated.
+MONTH_SUMS_SQL = """
 WITH common AS (
     SELECT m, source_id, true AS common FROM scored WHERE system IN (SELECT unnest(?::VARCHAR[]))
     GROUP BY ALL HAVING count(DISTINCT system) = ?
-), monthly AS (
-    SELECT system, m, count(*) AS games, sum(pairs) AS pairs, sum(concordant) AS concordant,
-           count(*) FILTER (WHERE common) AS common_games,
-           coalesce(sum(pairs) FILTER (WHERE common), 0) AS common_pairs,
-           coalesce(sum(concordant) FILTER (WHERE common), 0) AS common_concordant
-    FROM scored LEFT JOIN common USING (m, source_id)
-    WHERE pairs > 0
-    GROUP BY ALL
-), filled AS (
+)
+SELECT system, m, count(*) AS games, sum(pairs) AS pairs, sum(concordant) AS concordant,
+       count(*) FILTER (WHERE common) AS common_games,
+       coalesce(sum(pairs) FILTER (WHERE common), 0) AS common_pairs,
+       coalesce(sum(concordant) FILTER (WHERE common), 0) AS common_concordant
+FROM scored LEFT JOIN common USING (m, source_id)
+WHERE pairs > 0
+GROUP BY ALL
+"""
+# Every system's months (the calendar; a month without a game has zeros), their trailing sums
+# and the accuracies, from `first` on.
+MONTHLY_SQL = """
+WITH filled AS (
     SELECT k.system, k.m,
            coalesce(games, 0)::BIGINT AS games, coalesce(pairs, 0)::BIGINT AS pairs,
            coalesce(concordant, 0)::DOUBLE AS concordant,
            coalesce(common_games, 0)::BIGINT AS common_games, coalesce(common_pairs, 0)::BIGINT AS common_pairs,
            coalesce(common_concordant, 0)::DOUBLE AS common_concordant
-    FROM calendar k LEFT JOIN monthly USING (system, m)
+    FROM calendar k LEFT JOIN month_sums USING (system, m)
 ), summed AS (
     SELECT *,
            sum(pairs) OVER twelve AS trailing_pairs, sum(concordant) OVER twelve AS trailing_concordant
@@ -146,6 +152,10 @@ FROM (SELECT *, system IN (SELECT unnest(?::VARCHAR[])) AS common_systems FROM s
 WHERE m >= ?
 ORDER BY m, system
 """
+# Months scored in one query per system: a month's games are scored on their own (against the
+# table of the month before), so a range is scored chunk by chunk and its memory is one chunk's
+# rows, not the whole history's (a 10M-game backfill would otherwise spill many GB to disk).
+CHUNK_MONTHS = 24
 
 
 @dataclass(frozen=True)
@@ -219,17 +229,46 @@ def remove_quality_months(warehouse: Warehouse, months: list[Month]) -> None:
         remove_file(warehouse.quality(month))
 
 
-def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Month, pa.Table]:
-    """The quality table of every month from `first` to `last` that any system has a snapshot of."""
+def quality_tables(
+    warehouse: Warehouse, first: Month, last: Month, chunk_months: int = CHUNK_MONTHS
+) -> dict[Month, pa.Table]:
+    """The quality table of every month from `first` to `last` that any system has a snapshot of,
+    scored `chunk_months` months at a time."""
     months = system_months(warehouse)
     window = month_range(first.shift(1 - TRAILING_MONTHS), last)
-    games = warehouse.validated_files("games", window[0], last)
-    inputs = {}  # per system: its history files of the window and its tables of the months before
+    with_history = {name: set(warehouse.written_months("history", name)) for name in SYSTEM_NAMES}
+    sums = [
+        month_sums(warehouse, months, with_history, window[start : start + chunk_months])
+        for start in range(0, len(window), chunk_months)
+    ]
+    calendar = pa.table(
+        {
+            "system": [name for name in SYSTEM_NAMES for m in window if m in months[name]],
+            "m": pa.array([month_index(m) for name in SYSTEM_NAMES for m in window if m in months[name]], pa.int64()),
+        }
+    )
+    con = warehouse.scan()
+    try:
+        con.register("month_sums", pa.concat_tables(sums))
+        con.register("calendar", calendar)
+        monthly = con.sql(
+            MONTHLY_SQL, params=[TRAILING_MONTHS - 1, list(COMMON_SYSTEMS), month_index(first)]
+        ).to_arrow_table()
+    finally:
+        con.close()
+    return split_months(monthly)
+
+
+def month_sums(
+    warehouse: Warehouse, months: dict[str, set[Month]], with_history: dict[str, set[Month]], chunk: list[Month]
+) -> pa.Table:
+    """Each system's sums of pairs and concordant pairs per month of `chunk` (MONTH_SUMS_SQL)."""
+    games = warehouse.validated_files("games", chunk[0], chunk[-1])
+    inputs = {}  # per system: its history files of the chunk and its tables of the months before
     for name in SYSTEM_NAMES:
-        with_history = set(warehouse.written_months("history", name))
         inputs[name] = (
-            [warehouse.history(name, m) for m in window if m in months[name] and m in with_history],
-            [warehouse.rankings(name, m.previous()) for m in window if m.previous() in months[name]],
+            [warehouse.history(name, m) for m in chunk if m in months[name] and m in with_history[name]],
+            [warehouse.rankings(name, m.previous()) for m in chunk if m.previous() in months[name]],
         )
     files = [*games, *(path for pair in inputs.values() for paths in pair for path in paths)]
     with warehouse.readable(files) as locations:
@@ -258,28 +297,9 @@ def quality_tables(warehouse: Warehouse, first: Month, last: Month) -> dict[Mont
                 sources = con.sql(SOURCES_SQL.format(rated=rated), params=parameters).to_arrow_table()
                 scored.append(scored_sources(sources))
             con.register("scored", pa.concat_tables(scored) if scored else SCORED_COLUMNS.empty_table())
-            calendar = pa.table(
-                {
-                    "system": [name for name in SYSTEM_NAMES for m in window if m in months[name]],
-                    "m": pa.array(
-                        [month_index(m) for name in SYSTEM_NAMES for m in window if m in months[name]], pa.int64()
-                    ),
-                }
-            )
-            con.register("calendar", calendar)
-            monthly = con.sql(
-                MONTHLY_SQL,
-                params=[
-                    list(COMMON_SYSTEMS),
-                    len(COMMON_SYSTEMS),
-                    TRAILING_MONTHS - 1,
-                    list(COMMON_SYSTEMS),
-                    month_index(first),
-                ],
-            ).to_arrow_table()
+            return con.sql(MONTH_SUMS_SQL, params=[list(COMMON_SYSTEMS), len(COMMON_SYSTEMS)]).to_arrow_table()
         finally:
             con.close()
-    return split_months(monthly)
 
 
 def scored_sources(sources: pa.Table) -> pa.Table:

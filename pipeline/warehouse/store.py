@@ -25,6 +25,7 @@ from pipeline.settings import Settings, is_url, location_folder_name
 from pipeline.warehouse.sql import quote_literal
 
 DUCKDB_FILE = "diprank.duckdb"
+SPILL_FOLDER = ".duckdb-spill"  # DuckDB's temporary files beyond its memory limit
 
 
 def connect(database: str = ":memory:", **options) -> duckdb.DuckDBPyConnection:
@@ -222,7 +223,12 @@ class Warehouse:
         # DuckDB's default of most of the machine's memory per connection, with the threads that
         # memory can feed: an aggregation's per-thread state does not spill, so a small limit
         # shared by every core runs out where one thread completes.
-        self.duckdb_config = {"memory_limit": settings.duckdb_memory}
+        # Spilled to the warehouse's local disk, not DuckDB's default of `.tmp` in whatever folder
+        # the command runs in.
+        self.duckdb_config = {
+            "memory_limit": settings.duckdb_memory,
+            "temp_directory": str(self.local_dir / SPILL_FOLDER),
+        }
         threads = threads_for_memory(settings.duckdb_memory, os.cpu_count() or 1)
         if threads is not None:
             self.duckdb_config["threads"] = str(threads)
