@@ -1,6 +1,7 @@
 """The monthly quality table (SPEC §3.5): how well each system's previous table predicted the month."""
 
 import time
+from pathlib import Path
 
 from dagster import (
     AssetCheckResult,
@@ -120,11 +121,15 @@ def tables_out_of_range(warehouse: Warehouse, first: Month, last: Month) -> list
     """Months from `first` to `last` whose table on disk is missing or does not list exactly the
     systems that have a snapshot of the month."""
     months = system_months(warehouse)
+    on_disk = set(warehouse.quality_months())
+    written = [month for month in month_range(first, last) if month in on_disk]
+    listed: dict[Month, list[str]] = {}
+    with warehouse.readable([warehouse.quality(month) for month in written]) as locations:
+        for month, location in zip(written, locations):
+            listed[month] = read_parquet(Path(location), columns=["system"]).column("system").to_pylist()
     wrong = []
     for month in month_range(first, last):
         expected = [name for name in sorted(SYSTEM_NAMES) if month in months[name]]
-        path = warehouse.quality(month)
-        listed = read_parquet(path, columns=["system"]).column("system").to_pylist() if path.exists() else []
-        if listed != expected:
-            wrong.append(f"{month}: {listed or 'no table'}, expected {expected}")
+        if listed.get(month, []) != expected:
+            wrong.append(f"{month}: {listed.get(month) or 'no table'}, expected {expected}")
     return wrong

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from dagster import (
@@ -206,3 +207,19 @@ def test_the_asset_scores_a_range_the_ui_asks_for(four_months, tmp_path):
         resources={"diprank": DiprankResource.from_settings(settings)},
     )
     assert single.success and store.quality(Month(2020, 4)).read_bytes() == april
+
+
+def test_the_months_check_finds_a_missing_table_and_a_table_of_other_systems(four_months, tmp_path):
+    from assets.quality import tables_out_of_range
+
+    _, warehouse = copy_of(four_months, tmp_path)
+    store = Warehouse(warehouse)
+    assert tables_out_of_range(store, Month(2020, 1), Month(2020, 4)) == []
+    store.quality(Month(2020, 2)).unlink()
+    march = store.quality(Month(2020, 3))
+    table = pq.read_table(march)
+    pq.write_table(table.filter(pc.not_equal(table.column("system"), "club")), march)
+    found = tables_out_of_range(store, Month(2020, 1), Month(2020, 4))
+    assert [line.split(":")[0] for line in found] == ["2020-02", "2020-03"]
+    listed, expected = found[1].split(", expected ")
+    assert "no table" in found[0] and "'club'" not in listed and "'club'" in expected
