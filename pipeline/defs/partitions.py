@@ -47,10 +47,6 @@ class PartitionBounds:
         first = {key: Month.parse(value) for key, value in arguments.items() if key != LAST_KEY}
         return cls(first, Month.parse(last) if last else None)
 
-    def past_end(self, month: Month) -> bool:
-        """True when `month` is after the last partition (never with partitions to the current month)."""
-        return self.last is not None and month > self.last
-
 
 def monthly_partitions(start_month: Month, last_month: Month | None = None) -> MonthlyPartitionsDefinition:
     """Calendar months from `start_month` to `last_month`, else to the current month (end_offset=1)."""

@@ -102,11 +102,12 @@ def rating_requests(
     """One range run per system that has missing or stale months, up to `through` (or the data's
     end), and why a system could not be requested: its data now starts before the partitions
     loaded, or reaches past their last month."""
-    if bounds is not None and bounds.last is not None and through is not None and through > bounds.last:
+    last_partition = bounds.last if bounds else None  # None: partitions to the current month
+    if last_partition is not None and through is not None and through > last_partition:
         # Partitions that end at the data: the months after the data are no work (data after the
         # last partition is, and is reported below).
         data_end = last_data_month(warehouse)
-        through = max(bounds.last, data_end) if data_end else bounds.last
+        through = max(last_partition, data_end) if data_end else last_partition
     requests, problems = [], []
     for plan in plan_all(warehouse, settings, None, through):
         if plan.first is None or plan.last is None:
@@ -118,9 +119,9 @@ def rating_requests(
                 f"{loaded}; reload the code location (Deployment → Reload) to rate it"
             )
             continue
-        if bounds is not None and bounds.past_end(plan.last):
+        if last_partition is not None and plan.last > last_partition:
             problems.append(
-                f"{plan.system}: its data now reaches {plan.last}, after the last partition {bounds.last} "
+                f"{plan.system}: its data now reaches {plan.last}, after the last partition {last_partition} "
                 f"(DIPRANK_PARTITIONS_END=data); reload the code location (Deployment → Reload) to rate it"
             )
             continue

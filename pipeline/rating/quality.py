@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -236,9 +237,14 @@ def quality_tables(
     scored `chunk_months` months at a time."""
     months = system_months(warehouse)
     window = month_range(first.shift(1 - TRAILING_MONTHS), last)
-    with_history = {name: set(warehouse.written_months("history", name)) for name in SYSTEM_NAMES}
+    # Listed once for every chunk: on object storage each listing is a request.
+    written = WrittenMonths(
+        months,
+        {name: set(warehouse.written_months("history", name)) for name in SYSTEM_NAMES},
+        set(warehouse.validated_months("games")),
+    )
     sums = [
-        month_sums(warehouse, months, with_history, window[start : start + chunk_months])
+        month_sums(warehouse, written, window[start : start + chunk_months])
         for start in range(0, len(window), chunk_months)
     ]
     calendar = pa.table(
@@ -259,16 +265,24 @@ def quality_tables(
     return split_months(monthly)
 
 
-def month_sums(
-    warehouse: Warehouse, months: dict[str, set[Month]], with_history: dict[str, set[Month]], chunk: list[Month]
-) -> pa.Table:
+class WrittenMonths(NamedTuple):
+    """The months on disk that the quality table reads: each system's snapshots and histories,
+    and the validated games."""
+
+    snapshots: dict[str, set[Month]]
+    histories: dict[str, set[Month]]
+    games: set[Month]
+
+
+def month_sums(warehouse: Warehouse, written: WrittenMonths, chunk: list[Month]) -> pa.Table:
     """Each system's sums of pairs and concordant pairs per month of `chunk` (MONTH_SUMS_SQL)."""
-    games = warehouse.validated_files("games", chunk[0], chunk[-1])
+    games = [warehouse.validated_month("games", m) for m in chunk if m in written.games]
     inputs = {}  # per system: its history files of the chunk and its tables of the months before
     for name in SYSTEM_NAMES:
+        snapshots = written.snapshots[name]
         inputs[name] = (
-            [warehouse.history(name, m) for m in chunk if m in months[name] and m in with_history[name]],
-            [warehouse.rankings(name, m.previous()) for m in chunk if m.previous() in months[name]],
+            [warehouse.history(name, m) for m in chunk if m in snapshots and m in written.histories[name]],
+            [warehouse.rankings(name, m.previous()) for m in chunk if m.previous() in snapshots],
         )
     files = [*games, *(path for pair in inputs.values() for paths in pair for path in paths)]
     with warehouse.readable(files) as locations:
